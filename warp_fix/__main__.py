@@ -1,0 +1,5 @@
+import sys
+
+from warp_fix.cli import main
+
+sys.exit(main())

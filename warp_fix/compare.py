@@ -1,0 +1,241 @@
+"""Verdicts between two Reports: same workload, same output, same effective options, and a real gain.
+
+Structure (identities, generated source, LTO artifacts, warm builds) does not
+vary with machine load, so it decides first; timing confirms, and a timing
+difference inside the noise band is inconclusive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from warp_fix.probe.stats import noise_band
+from warp_fix.report import Launch, ModuleBuild, Report, Stat
+
+IMPROVED = "IMPROVED"
+INCONCLUSIVE = "INCONCLUSIVE"
+REGRESSED = "REGRESSED"
+INVALID = "INVALID"
+
+NUMERICS_OPTIONS = (
+    "fast_math",
+    "max_unroll",
+    "mode",
+    "optimization_level",
+    "enable_mathdx_gemm",
+    "enable_mathdx_solver",
+    "enable_mathdx_fft",
+    "fuse_fp",
+    "deterministic",
+    "enable_backward",
+)
+STRUCTURE_FIELDS = ("identities", "generated_source_bytes", "lto_artifacts", "warm_builds")
+
+
+@dataclass
+class TimingDelta:
+    metric: str
+    before: Stat
+    after: Stat
+    delta: float
+    band: float
+
+    @property
+    def significant(self) -> bool:
+        return abs(self.delta) > self.band
+
+    def line(self) -> str:
+        sign = "+" if self.delta >= 0 else ""
+        pct = 100.0 * self.delta / self.before.median if self.before.median else 0.0
+        verdict = "" if self.significant else " (inside the noise band: not significant)"
+        return (
+            f"{self.metric}: {self.before.median:.0f} -> {self.after.median:.0f} ms "
+            f"({sign}{self.delta:.0f} ms, {sign}{pct:.1f}%; band ±{self.band:.0f} ms, "
+            f"n={len(self.before.values)}/{len(self.after.values)}){verdict}"
+        )
+
+
+@dataclass
+class OptionDrift:
+    function: str
+    option: str
+    before: object
+    after: object
+    allowed: bool
+
+
+@dataclass
+class Comparison:
+    verdict: str
+    reasons: list[str]
+    workload_same: bool | None  # None: unverifiable
+    renames: list[tuple[str, str]]
+    output_same: bool | None  # None: nondeterministic or unavailable
+    option_drift: list[OptionDrift]
+    structure: dict[str, tuple[int, int]]
+    timing: list[TimingDelta]
+    judged_on: str  # the timing metric the verdict used
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def structural_win(self) -> bool:
+        return any(a < b for b, a in self.structure.values()) and not self.structural_loss
+
+    @property
+    def structural_loss(self) -> bool:
+        return any(a > b for b, a in self.structure.values())
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.verdict in (REGRESSED, INVALID) else 0
+
+
+def compare(
+    before: Report, after: Report, allow_options: frozenset[str] | set[str] = frozenset()
+) -> Comparison:
+    if before.summary is None or after.summary is None:
+        which = "before" if before.summary is None else "after"
+        return _invalid(f"the {which} report has no successful sample")
+    reasons: list[str] = []
+    notes: list[str] = []
+    workload_same, renames, workload_reason = _workload(before, after)
+    if workload_reason:
+        (reasons if workload_same is False else notes).append(workload_reason)
+    output_same, output_reason = _output(before, after)
+    if output_reason:
+        (reasons if output_same is False else notes).append(output_reason)
+    drift = _option_drift(before, after, allow_options) if workload_same is not False else []
+    for d in drift:
+        text = f"effective option {d.option} of kernel {d.function}: {d.before!r} -> {d.after!r}"
+        if d.allowed:
+            notes.append(text + " (allowed)")
+        else:
+            reasons.append(text)
+    structure = {
+        name: (getattr(before.summary, name), getattr(after.summary, name)) for name in STRUCTURE_FIELDS
+    }
+    timing = [
+        _delta("cold module work", before.summary.cold_module_ms, after.summary.cold_module_ms),
+        _delta("compile elapsed", before.summary.compile_elapsed_ms, after.summary.compile_elapsed_ms),
+    ]
+    same_shape = structure["identities"][0] == structure["identities"][1] and (
+        structure["generated_source_bytes"][0] == structure["generated_source_bytes"][1]
+    )
+    judged = timing[1] if same_shape else timing[0]
+    comparison = Comparison(
+        verdict=INCONCLUSIVE,
+        reasons=reasons,
+        workload_same=workload_same,
+        renames=renames,
+        output_same=output_same,
+        option_drift=drift,
+        structure=structure,
+        timing=timing,
+        judged_on=judged.metric,
+        notes=notes,
+    )
+    comparison.verdict = _verdict(comparison, judged)
+    return comparison
+
+
+def _verdict(c: Comparison, judged: TimingDelta) -> str:
+    if c.reasons:
+        return INVALID
+    if c.structural_loss:
+        grown = [k for k, (b, a) in c.structure.items() if a > b]
+        c.reasons.append("structure grew: " + ", ".join(grown))
+        return REGRESSED
+    if c.structural_win:
+        shrunk = [k for k, (b, a) in c.structure.items() if a < b]
+        c.reasons.append("structure shrank: " + ", ".join(shrunk))
+        return IMPROVED
+    if judged.significant:
+        c.reasons.append(judged.line())
+        return IMPROVED if judged.delta < 0 else REGRESSED
+    c.reasons.append("no structural change and " + judged.line())
+    return INCONCLUSIVE
+
+
+def _invalid(reason: str) -> Comparison:
+    return Comparison(INVALID, [reason], None, [], None, [], {}, [], "")
+
+
+def _delta(metric: str, before: Stat, after: Stat) -> TimingDelta:
+    return TimingDelta(
+        metric, before, after, round(after.median - before.median, 3), round(noise_band(before), 3)
+    )
+
+
+def _workload(before: Report, after: Report) -> tuple[bool | None, list[tuple[str, str]], str]:
+    """Same ordered launches by structure; kernel keys may change (a closure moved to module scope)."""
+    b, a = before.trace, after.trace
+    if b.launch_count == 0 or a.launch_count == 0:
+        return None, [], "no launches recorded: the workload check is unverifiable"
+    if b.launch_count != a.launch_count:
+        return False, [], f"launch count changed: {b.launch_count} -> {a.launch_count}"
+    if b.launch_digest and a.launch_digest and b.launch_digest != a.launch_digest:
+        index, detail = _first_difference(b.launches, a.launches)
+        return False, [], f"launch #{index + 1} differs: {detail}"
+    for x, y in zip(b.launches, a.launches):
+        if x.function != y.function:
+            return False, [], f"launch of kernel {x.function} became {y.function}"
+    renames = sorted({(x.kernel, y.kernel) for x, y in zip(b.launches, a.launches) if x.kernel != y.kernel})
+    return True, renames, ""
+
+
+def _first_difference(before: list[Launch], after: list[Launch]) -> tuple[int, str]:
+    for index, (x, y) in enumerate(zip(before, after)):
+        if x.structure() != y.structure():
+            return index, f"{x.function}{x.structure()} -> {y.function}{y.structure()}"
+    return min(len(before), len(after)), "beyond the detailed launch record"
+
+
+def _output(before: Report, after: Report) -> tuple[bool | None, str]:
+    if before.output.deterministic is False:
+        return None, "the baseline's own output is nondeterministic: output not compared"
+    if after.output.deterministic is False:
+        return False, "the candidate's output is nondeterministic"
+    if before.output.sha256 != after.output.sha256:
+        return False, "program output changed"
+    return True, ""
+
+
+def _option_drift(before: Report, after: Report, allowed: frozenset[str] | set[str]) -> list[OptionDrift]:
+    """For every launched kernel, the options of the build it ran with, before vs after."""
+    drift: dict[tuple[str, str], OptionDrift] = {}
+    differentiated = _differentiated_modules(before)
+    pairs = zip(_launch_builds(before), _launch_builds(after))
+    for (x, bx), (_y, by) in pairs:
+        if bx is None or by is None:
+            continue
+        for option in NUMERICS_OPTIONS:
+            old, new = bx.options.get(option), by.options.get(option)
+            if old == new or (x.function, option) in drift:
+                continue
+            ok = option in allowed or (option == "enable_backward" and x.module not in differentiated)
+            drift[(x.function, option)] = OptionDrift(x.function, option, old, new, ok)
+    return list(drift.values())
+
+
+def _differentiated_modules(report: Report) -> set[str]:
+    """Modules that an adjoint launch touched: their backward code is in use."""
+    return {launch.module for launch in report.trace.launches if launch.adjoint}
+
+
+def _launch_builds(report: Report) -> list[tuple[Launch, ModuleBuild | None]]:
+    """Each launch with the build it ran: the module's latest build before the next launch.
+
+    A launch is traced before the load it triggers, so "before the next launch" is the bound.
+    """
+    launches = report.trace.launches
+    result = []
+    for index, launch in enumerate(launches):
+        bound = launches[index + 1].seq if index + 1 < len(launches) else float("inf")
+        found = None
+        for build in report.trace.builds:
+            if build.seq > bound:
+                break
+            if build.module == launch.module and build.device == launch.device and build.status != "error":
+                found = build
+        result.append((launch, found))
+    return result

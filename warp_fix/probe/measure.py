@@ -1,0 +1,237 @@
+"""`measure`: cold and warm runs of a command in private caches, folded into a Report."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from warp_fix.probe.inventory import take_inventory
+from warp_fix.probe.logparse import builds_from_log
+from warp_fix.probe.runner import ProbeError, ProcessRun, Sandbox, run_process
+from warp_fix.probe.stats import stat
+from warp_fix.probe.trace_file import TraceFacts, read_trace
+from warp_fix.probe.why import explain_rebuilds
+from warp_fix.report import SCHEMA_VERSION, Output, Report, Sample, Summary, Trace
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class RunPair:
+    """One sample: the cold run, the warm run on the cache it filled, and their traces."""
+
+    sample: Sample
+    cold: ProcessRun
+    warm: ProcessRun | None
+    cold_trace: Trace
+    warm_trace: Trace
+    facts: TraceFacts
+    outside_caches: list[str]
+
+
+def measure(
+    command: list[str],
+    cwd: Path,
+    samples: int = 3,
+    timeout: float | None = None,
+    label: str | None = None,
+    progress: Progress | None = None,
+    env: dict[str, str] | None = None,
+) -> Report:
+    """Measure `command` `samples` times; raise ProbeError when the baseline itself fails."""
+    if not command:
+        raise ProbeError("no command given (put it after --)")
+    cwd = Path(cwd).resolve()
+    if not cwd.is_dir():
+        raise ProbeError(f"working directory does not exist: {cwd}")
+    pairs: list[RunPair] = []
+    for index in range(samples):
+        if progress:
+            progress(f"sample {index + 1}/{samples}")
+        pair = _run_sample(index, command, cwd, timeout, env or dict(os.environ))
+        if index == 0:
+            _check_baseline(command, pair)
+        pairs.append(pair)
+    return build_report(command, cwd, label, pairs)
+
+
+def _run_sample(index: int, command, cwd: Path, timeout, base_env) -> RunPair:
+    sandbox = Sandbox(Path(tempfile.mkdtemp(prefix="warp-fix-")))
+    try:
+        replace = {str(sandbox.root).encode(): b"<private>"}
+        t0 = time.time()
+        since = time.time()
+        cold_dir = sandbox.trace_dir("cold")
+        cold = run_process(
+            command, cwd, sandbox.environment(base_env, cold_dir, t0), cold_dir, timeout, replace
+        )
+        cold_trace, facts = _trace(cold, cwd)
+        inventory = take_inventory(cold_trace, sandbox.root, since)
+        warm = None
+        warm_trace = Trace()
+        if cold.exit_code == 0:
+            warm_dir = sandbox.trace_dir("warm")
+            t0 = time.time()
+            warm = run_process(
+                command, cwd, sandbox.environment(base_env, warm_dir, t0), warm_dir, timeout, replace
+            )
+            warm_trace, _ = _trace(warm, cwd)
+        sample = _sample(index, cold, warm, cold_trace, warm_trace, inventory)
+        return RunPair(sample, cold, warm, cold_trace, warm_trace, facts, inventory.outside_dirs)
+    finally:
+        sandbox.remove()
+
+
+def _trace(run: ProcessRun, cwd: Path) -> tuple[Trace, TraceFacts]:
+    trace, facts = read_trace(run.trace_dir, cwd)
+    if (
+        not trace.builds
+        and run.stdout.log_lines
+        and trace.tracer_mode != "objects"
+        or not facts.tracer_started
+    ):
+        trace.builds = builds_from_log(run.stdout.log_lines)
+        trace.tracer_mode = "log"
+    return trace, facts
+
+
+def _sample(index, cold: ProcessRun, warm, cold_trace: Trace, warm_trace: Trace, inventory) -> Sample:
+    error = None
+    if cold.timed_out or (warm is not None and warm.timed_out):
+        error = "timed out"
+    elif cold.exit_code != 0:
+        error = f"cold run exited {cold.exit_code}"
+    elif warm is None or warm.exit_code != 0:
+        error = f"warm run exited {None if warm is None else warm.exit_code}"
+    elif warm.stdout.sha256 != cold.stdout.sha256:
+        error = None  # output nondeterminism is judged over all samples, not per sample
+    good_builds = [b for b in cold_trace.builds if b.status != "error"]
+    return Sample(
+        index=index,
+        ok=error is None,
+        error=error,
+        cold_wall_ms=round(cold.wall_ms, 3),
+        warm_wall_ms=round(warm.wall_ms, 3) if warm else 0.0,
+        cold_module_ms=round(sum(b.module_ms for b in cold_trace.builds), 3),
+        warm_module_ms=round(sum(b.module_ms for b in warm_trace.builds), 3),
+        native_compile_ms=round(sum(b.native_ms for b in cold_trace.builds), 3),
+        cold_exit=cold.exit_code,
+        warm_exit=warm.exit_code if warm else None,
+        stdout_sha256=cold.stdout.sha256,
+        identities=len({(b.module, b.hash, b.device) for b in good_builds}),
+        generated_source_bytes=inventory.generated_source_bytes,
+        lto_artifacts=inventory.lto_artifacts,
+        warm_builds=sum(1 for b in warm_trace.builds if b.status == "compiled"),
+    )
+
+
+def _check_baseline(command: list[str], pair: RunPair) -> None:
+    cold = pair.cold
+    name = shlex.join(command)
+    if cold.timed_out:
+        raise ProbeError(f"the command timed out at baseline: {name}")
+    stderr = cold.stderr_tail
+    if cold.exit_code != 0:
+        if "No module named 'warp'" in stderr or 'No module named "warp"' in stderr:
+            interpreter = pair.facts.executables[0] if pair.facts.executables else command[0]
+            raise ProbeError(f"Warp is not importable in the target interpreter ({interpreter})")
+        raise BaselineFailed(cold.exit_code, stderr)
+    if pair.facts.tracer_started and not pair.facts.warp_imported:
+        raise ProbeError(f"the command never imported warp: {name}")
+
+
+class BaselineFailed(ProbeError):
+    """The command fails on its own: nothing can be measured."""
+
+    def __init__(self, exit_code: int | None, stderr_tail: str):
+        last = [line for line in stderr_tail.strip().splitlines() if line.strip()]
+        super().__init__(
+            f"the command failed at baseline (exit {exit_code}): {last[-1] if last else 'no stderr'}"
+        )
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+
+
+def build_report(command: list[str], cwd: Path, label: str | None, pairs: list[RunPair]) -> Report:
+    good = [p for p in pairs if p.sample.ok]
+    first = good[0] if good else pairs[0]
+    warnings = _warnings(pairs, good, first)
+    summary = _summary(good) if good else None
+    trace = first.cold_trace
+    outputs = {p.cold.stdout.sha256 for p in good} | {p.warm.stdout.sha256 for p in good if p.warm}
+    devices = {b.device.split(":")[0] for b in trace.builds}
+    return Report(
+        schema_version=SCHEMA_VERSION,
+        command=list(command),
+        cwd=str(cwd),
+        label=label,
+        warp_version=trace.warp_version,
+        backend="mixed" if len(devices) > 1 else (devices.pop() if devices else "cpu"),
+        samples=[p.sample for p in pairs],
+        summary=summary,
+        trace=trace,
+        warm_trace=first.warm_trace,
+        rebuilds=explain_rebuilds(trace),
+        output=Output(
+            sha256=first.cold.stdout.sha256,
+            head=first.cold.stdout.head,
+            bytes=first.cold.stdout.bytes,
+            exit_code=first.cold.exit_code,
+            deterministic=None if not good else len(outputs) == 1,
+        ),
+        warnings=warnings,
+    )
+
+
+def _summary(good: list[RunPair]) -> Summary:
+    samples = [p.sample for p in good]
+    first = good[0]
+    return Summary(
+        cold_module_ms=stat([s.cold_module_ms for s in samples]),
+        native_compile_ms=stat([s.native_compile_ms for s in samples]),
+        cold_wall_ms=stat([s.cold_wall_ms for s in samples]),
+        warm_wall_ms=stat([s.warm_wall_ms for s in samples]),
+        compile_elapsed_ms=stat([s.cold_wall_ms - s.warm_wall_ms for s in samples]),
+        warm_module_ms=stat([s.warm_module_ms for s in samples]),
+        identities=first.sample.identities,
+        modules=len({b.module for b in first.cold_trace.builds}),
+        generated_source_bytes=first.sample.generated_source_bytes,
+        lto_artifacts=first.sample.lto_artifacts,
+        warm_builds=first.sample.warm_builds,
+    )
+
+
+def _warnings(pairs: list[RunPair], good: list[RunPair], first: RunPair) -> list[str]:
+    warnings = []
+    failed = [p for p in pairs if not p.sample.ok]
+    if failed:
+        reasons = ", ".join(sorted({p.sample.error or "?" for p in failed}))
+        warnings.append(
+            f"{len(failed)} of {len(pairs)} samples failed ({reasons}); figures use the good ones"
+        )
+    trace = first.cold_trace
+    if not first.facts.tracer_started:
+        warnings.append(
+            "the tracer did not start in the command (not a Python process?): figures come from Warp's log"
+        )
+    elif trace.tracer_mode == "log":
+        warnings.append(f"Warp {trace.warp_version} could not be hooked: figures come from its log lines")
+    if trace.launch_count == 0:
+        warnings.append("no kernel launches recorded: the workload check is unverifiable")
+    if not trace.complete:
+        warnings.append(
+            "the process ended before the tracer's exit hook (os._exit or a crash): launch record partial"
+        )
+    for error in sorted(set(trace.tracer_errors))[:5]:
+        warnings.append(f"tracer error (recorded, not raised): {error}")
+    outside = sorted({d for p in pairs for d in p.outside_caches})
+    for directory in outside:
+        warnings.append(
+            f"the application keeps its kernel cache at {directory}: cold samples may not be cold"
+        )
+    return warnings

@@ -1,0 +1,116 @@
+"""Reads the tracer's JSON-lines files into a Trace, with paths made relative to the project."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from warp_fix.report import (
+    CacheOp,
+    KernelDef,
+    Launch,
+    LoadCall,
+    ModuleBuild,
+    OptionChange,
+    OverloadCall,
+    Site,
+    TapeUse,
+    Trace,
+)
+
+_EVENT_TYPES = {
+    "build": ("builds", ModuleBuild),
+    "launch": ("launches", Launch),
+    "option_change": ("option_changes", OptionChange),
+    "cache_op": ("cache_ops", CacheOp),
+    "kernel_def": ("kernel_defs", KernelDef),
+    "overload": ("overloads", OverloadCall),
+    "tape": ("tapes", TapeUse),
+    "load_call": ("load_calls", LoadCall),
+}
+
+
+class TraceFacts:
+    """What a trace directory says beyond the Trace: was the tracer there, did Warp load."""
+
+    def __init__(self) -> None:
+        self.tracer_started = False
+        self.warp_imported = False
+        self.executables: list[str] = []
+
+
+def read_trace(directory: Path, project_root: Path) -> tuple[Trace, TraceFacts]:
+    trace = Trace()
+    facts = TraceFacts()
+    processes = []
+    for path in sorted(directory.glob("trace-*.jsonl")):
+        events = [json.loads(line) for line in _lines(path)]
+        start = next((e.get("t_ms", 0.0) for e in events if e["type"] == "start"), 0.0)
+        processes.append((start, events))
+    seq = 0
+    root = os.path.realpath(project_root)
+    for _, events in sorted(processes, key=lambda p: p[0]):
+        ended = False
+        for event in sorted(events, key=lambda e: e.get("seq", 0)):
+            kind = event.pop("type")
+            event.pop("pid", None)
+            if kind == "start":
+                facts.tracer_started = True
+                facts.executables.append(event.get("executable", ""))
+            elif kind == "warp_import":
+                facts.warp_imported = True
+                trace.warp_version = event.get("warp_version", "")
+                trace.tracer_mode = event.get("tracer_mode", "objects")
+            elif kind == "tracer_error":
+                trace.tracer_errors.append(event["message"])
+            elif kind == "end":
+                ended = True
+                trace.launch_count += event.get("launch_count", 0)
+                trace.launch_digest = _combine(trace.launch_digest, event.get("launch_digest", ""))
+            elif kind in _EVENT_TYPES:
+                seq += 1
+                event["seq"] = seq
+                event["site"] = _site(event.get("site"), root)
+                name, cls = _EVENT_TYPES[kind]
+                getattr(trace, name).append(cls(**event))
+        if events and not ended:
+            trace.complete = False
+    if not trace.complete and trace.launch_count < len(trace.launches):
+        trace.launch_count = len(trace.launches)
+    return trace, facts
+
+
+def _lines(path: Path):
+    with path.open() as handle:
+        for line in handle:
+            if line.endswith("\n"):  # a torn last line (killed process) is dropped
+                yield line
+
+
+def _combine(previous: str, digest: str) -> str:
+    return digest if not previous else f"{previous}+{digest}"
+
+
+def _site(data: dict | None, root: str) -> Site | None:
+    if not data:
+        return None
+    return Site(
+        file=relative_path(data["file"], root),
+        line=data["line"],
+        function=data["function"],
+        stack=tuple(_relative_frame(frame, root) for frame in data.get("stack", ())),
+    )
+
+
+def relative_path(path: str, root: str) -> str:
+    """Project files are named relative to the project root, so two checkouts compare equal."""
+    real = os.path.realpath(path)
+    if real == root or real.startswith(root + os.sep):
+        return Path(os.path.relpath(real, root)).as_posix()
+    return path
+
+
+def _relative_frame(frame: str, root: str) -> str:
+    path, _, rest = frame.partition(":")
+    return f"{relative_path(path, root)}:{rest}"

@@ -1,0 +1,129 @@
+"""Explains every extra build of a module in one line, from the difference between two identities.
+
+Like JAX's `explain_cache_misses`: a module built more than once on a device is
+compared with its previous build (the same block_dim when there was one), and
+each difference is traced to the event and source line that caused it.
+"""
+
+from __future__ import annotations
+
+from warp_fix.report import ModuleBuild, Rebuild, RebuildReason, Trace
+
+# Options Warp folds into the identity that only describe the load, not a change.
+_IGNORED_OPTIONS = frozenset({"block_dim"})
+
+
+def explain_rebuilds(trace: Trace) -> list[Rebuild]:
+    rebuilds = []
+    seen: dict[tuple[str, str], list[ModuleBuild]] = {}
+    for build in trace.builds:
+        if build.status == "error":
+            continue
+        history = seen.setdefault((build.module, build.device), [])
+        if history:
+            previous = _previous(history, build)
+            rebuilds.append(
+                Rebuild(
+                    module=build.module,
+                    device=build.device,
+                    from_hash=previous.hash,
+                    to_hash=build.hash,
+                    build_seq=build.seq,
+                    module_ms=build.module_ms,
+                    reasons=_reasons(trace, previous, build, history),
+                )
+            )
+        history.append(build)
+    return rebuilds
+
+
+def _previous(history: list[ModuleBuild], build: ModuleBuild) -> ModuleBuild:
+    same_block = [b for b in history if b.block_dim == build.block_dim]
+    return (same_block or history)[-1]
+
+
+def _reasons(trace: Trace, previous: ModuleBuild, build: ModuleBuild, history) -> list[RebuildReason]:
+    reasons: list[RebuildReason] = []
+    if build.block_dim not in {b.block_dim for b in history}:
+        reasons.append(
+            RebuildReason("block-dim", f"new block_dim {build.block_dim} requested by a launch", build.site)
+        )
+    reasons += _kernel_changes(trace, previous, build)
+    reasons += _option_changes(trace, previous, build)
+    reasons += _generic_changes(trace, previous, build)
+    if not reasons:
+        reasons.append(_unexplained(trace, previous, build))
+    return reasons
+
+
+def _kernel_changes(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> list[RebuildReason]:
+    reasons = []
+    defs = {d.key: d for d in trace.kernel_defs}
+    for key in sorted(set(build.kernels) - set(previous.kernels)):
+        kernel_def = defs.get(key)
+        where = (
+            ""
+            if kernel_def is None
+            else (" at module scope" if kernel_def.at_module_scope else " inside a function")
+        )
+        detail = f"kernel '{key}' added after the previous build (defined{where})"
+        reasons.append(RebuildReason("kernel-added", detail, kernel_def.site if kernel_def else None))
+    for key in sorted(set(previous.kernels) - set(build.kernels)):
+        reasons.append(RebuildReason("kernel-removed", f"kernel '{key}' no longer alive", None))
+    return reasons
+
+
+def _option_changes(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> list[RebuildReason]:
+    reasons = []
+    for key in sorted(set(previous.options) | set(build.options)):
+        if key in _IGNORED_OPTIONS:
+            continue
+        old, new = previous.options.get(key), build.options.get(key)
+        if old == new:
+            continue
+        change = _last_change(trace, key, build.module, previous.seq, build.seq)
+        detail = f"option {key}: {old!r} -> {new!r}"
+        if change is not None:
+            detail += f" (set by {_call_name(change.kind)})"
+        reasons.append(RebuildReason("option", detail, change.site if change else None))
+    return reasons
+
+
+def _call_name(kind: str) -> str:
+    return {
+        "set_module_options": "wp.set_module_options",
+        "options.update": "get_module(...).options",
+        "config": "wp.config",
+    }.get(kind, kind)
+
+
+def _last_change(trace: Trace, key: str, module: str, after: int, before: int):
+    candidates = [
+        c
+        for c in trace.option_changes
+        if after < c.seq < before and key in c.values and (c.target in (module, "warp.config"))
+    ]
+    return candidates[-1] if candidates else None
+
+
+def _generic_changes(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> list[RebuildReason]:
+    reasons = []
+    for instance in sorted(set(build.generics) - set(previous.generics)):
+        reasons.append(
+            RebuildReason("generic-instance", f"new generic instance {instance} by a launch", build.site)
+        )
+    return reasons
+
+
+def _unexplained(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> RebuildReason:
+    clears = [
+        op for op in trace.cache_ops if previous.seq < op.seq < build.seq and op.kind.startswith("clear")
+    ]
+    if clears:
+        op = clears[-1]
+        return RebuildReason("unloaded", f"module unloaded by {op.kind}() and built again", op.site)
+    if previous.hash == build.hash:
+        return RebuildReason(
+            "unloaded", "same identity loaded again after the module was unloaded", build.site
+        )
+    return RebuildReason("unknown", "identity changed for a reason the trace does not show", build.site)

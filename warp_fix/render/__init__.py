@@ -1,0 +1,1 @@
+"""Rendering of Reports, Comparisons, Findings, Plans and Ledgers: terminal, Markdown, HTML."""
