@@ -1,0 +1,37 @@
+"""Shared helpers: real Warp programs written to temp dirs, and fixture apps measured once per session."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures"
+PYTHON = sys.executable
+
+
+def write_app(directory: Path, source: str, name: str = "app.py") -> list[str]:
+    """Write a small program and return the argv that runs it."""
+    (directory / name).write_text(textwrap.dedent(source))
+    return [PYTHON, name]
+
+
+@pytest.fixture(scope="session")
+def measured():
+    """measured(fixture_name, samples=1) -> Report, measured once per session and shared."""
+    from warp_fix.probe import measure
+
+    cache: dict[tuple[str, int], object] = {}
+
+    def get(name: str, samples: int = 1):
+        key = (name, samples)
+        if key not in cache:
+            directory = FIXTURES / name
+            package = next(p.parent.name for p in directory.glob("*/__main__.py"))
+            cache[key] = measure([PYTHON, "-m", package], directory, samples=samples)
+        return cache[key]
+
+    return get
