@@ -66,6 +66,34 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     return result.exit_code
 
 
+def cmd_plan(args: argparse.Namespace, console: Console) -> int:
+    import dataclasses
+
+    from warp_fix.plan import make_plan
+    from warp_fix.render.plan_view import plan_markdown, print_plan
+    from warp_fix.report import load_report
+
+    if args.from_report:
+        report = load_report(args.from_report)
+    else:
+        from warp_fix.probe import measure
+
+        report = measure(
+            _command(args),
+            Path(args.cwd),
+            samples=args.samples,
+            timeout=args.timeout,
+            progress=_progress(console),
+        )
+    plan = make_plan(report, Path(args.root or report.cwd))
+    print_plan(plan, console)
+    if args.json:
+        Path(args.json).write_text(json.dumps(dataclasses.asdict(plan), indent=1, default=str) + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(plan_markdown(plan))
+    return EXIT_OK
+
+
 def _add_measure_options(parser: argparse.ArgumentParser, samples: int) -> None:
     parser.add_argument("--samples", type=int, default=samples, help="cold+warm pairs to run")
     parser.add_argument("--cwd", default=".", help="directory to run the command in")
@@ -90,6 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", help="write the comparison here")
     compare.add_argument("--allow-option", action="append", help="an option allowed to change (repeatable)")
     compare.set_defaults(run=cmd_compare)
+
+    plan = sub.add_parser("plan", help="findings for every mechanism, and the fixes it would make")
+    plan.add_argument("--json", help="write the plan (with findings) here")
+    plan.add_argument("--markdown", help="write a pull-request description here")
+    plan.add_argument("--from-report", help="plan from a saved report instead of measuring")
+    plan.add_argument("--root", help="repository to scan (default: the measured directory)")
+    _add_measure_options(plan, samples=1)
+    plan.set_defaults(run=cmd_plan)
     return parser
 
 

@@ -39,3 +39,60 @@ class Plan:
     fixes: list[Fix] = field(default_factory=list)
     not_proposed: list[NotProposed] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)  # mechanisms looked at (for the clean case)
+    findings: list = field(default_factory=list)  # the Findings the fixes answer
+    warnings: list[str] = field(default_factory=list)  # e.g. files the scan could not parse
+
+
+# --- planning -----------------------------------------------------------------------------------------------
+
+# Order of WARP_FACTS: stop cache destruction first, then ordering/option fixes, then module layout.
+ORDER = (
+    "cache-discarded",
+    "late-module-options",
+    "config-after-import",
+    "kernel-after-load",
+    "late-overloads",
+    "concurrent-cpu-load",
+    "precompiled-header",
+    "unused-backward",
+    "unique-on-stable",
+    "granular-modules",
+    "block-dim-spread",
+    "serial-builds",
+    "mathdx-lto",
+    "unroll-budget",
+)
+
+
+def make_plan(report, root, command: list[str] | None = None, index=None) -> Plan:
+    """Report (+ a scan of `root`) -> findings -> ordered fixes. Returns the Plan; findings on `plan.findings`."""
+    from pathlib import Path
+
+    from warp_fix.diagnose import diagnose_all
+    from warp_fix.proposals import propose
+    from warp_fix.scan import scan_repository
+
+    index = index if index is not None else scan_repository(Path(root))
+    findings = diagnose_all(report, index)
+    plan = Plan(command=list(command or report.command))
+    plan.findings = findings
+    plan.warnings = list(index.warnings)
+    by_slug = {f.slug: f for f in findings}
+    taken: set[tuple] = set()
+    for slug in ORDER:
+        finding = by_slug[slug]
+        plan.checked.append(slug)
+        if finding.status != "fired":
+            plan.not_proposed.append(NotProposed(slug, f"{finding.status}: {finding.reason}"))
+            continue
+        for item in propose(finding, report, index):
+            if isinstance(item, NotProposed):
+                plan.not_proposed.append(item)
+                continue
+            key = (item.codemod, repr(sorted(item.args.items())))
+            if item.codemod and key in taken:
+                continue
+            taken.add(key)
+            item.id = f"F{len(plan.fixes) + 1}"
+            plan.fixes.append(item)
+    return plan

@@ -16,7 +16,9 @@ def _ms(stat: Stat) -> str:
 
 
 def print_report(report: Report, console: Console) -> None:
-    console.print(f"[bold]warp-fix measure[/] {' '.join(report.command)}  (Warp {report.warp_version or '?'})")
+    console.print(
+        f"[bold]warp-fix measure[/] {' '.join(report.command)}  (Warp {report.warp_version or '?'})"
+    )
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     summary = report.summary
@@ -90,10 +92,27 @@ def direct_diagnoses(report: Report) -> list[str]:
             f"link-dominated build: {summary.lto_artifacts} LTO artifacts and only "
             f"{100 * native / module:.0f}% of module time in the native compiler"
         )
-    elapsed = summary.compile_elapsed_ms.median
-    if summary.warm_builds == 0 and elapsed > 0 and module > 1.2 * elapsed:
-        lines.append(f"builds overlapped: summed module time {module:,.0f} ms over {elapsed:,.0f} ms elapsed")
+    overlap = overlap_factor(report)
+    if summary.warm_builds == 0 and overlap > 1.2:
+        lines.append(f"builds overlapped: summed module time is {overlap:.1f}x the time spent building")
     return lines
+
+
+def overlap_factor(report: Report) -> float:
+    """Summed build time over the union of build intervals: > 1 only when builds really ran at once."""
+    intervals = sorted((b.t_ms, b.t_ms + b.module_ms) for b in report.trace.builds)
+    if not intervals:
+        return 1.0
+    union, (start, end) = 0.0, intervals[0]
+    for s, e in intervals[1:]:
+        if s > end:
+            union += end - start
+            start, end = s, e
+        else:
+            end = max(end, e)
+    union += end - start
+    total = sum(e - s for s, e in intervals)
+    return total / union if union > 0 else 1.0
 
 
 def print_comparison(comparison: Comparison, console: Console) -> None:

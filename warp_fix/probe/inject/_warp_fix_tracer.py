@@ -508,21 +508,26 @@ class Tracer:
             site=site,
         )
 
+    def caller_module(self):
+        """The Warp module of the user code calling a hooked API (two frames up), as Warp would pick it."""
+        finder = getattr(self.ctx, "_get_caller_module_name", None)
+        name = finder(stack_level=3) if finder else sys._getframe(2).f_globals.get("__name__")
+        return self.ctx.get_module(name)
+
     def _hook_set_module_options(self, warp, ctx) -> None:
         tracer = self
 
         def make(original):
             @functools.wraps(original)
             def set_module_options(options, module=None):
-                target = None
+                # Warp finds the target from its caller's frame: resolve it here, where the caller is the
+                # user's code, and pass it on explicitly so the hook does not retarget the call.
+                if module is None:
+                    module = tracer.caller_module()
                 try:
-                    if module is None:
-                        name = sys._getframe(1).f_globals.get("__name__")
-                        target = ctx.user_modules.get(name) if name else None
-                        if target is None and name:
-                            target = ctx.get_module(name)
-                    elif isinstance(module, ctx.Module):
-                        target = module
+                    target = module if isinstance(module, ctx.Module) else None
+                    if target is None and isinstance(module, str):
+                        target = ctx.get_module(module)
                     if target is not None and isinstance(options, dict):
                         tracer.record_option_change(
                             "set_module_options", target, options, tracer.sites.site()
@@ -660,6 +665,8 @@ class Tracer:
 
         @functools.wraps(original)
         def call(*args, **kwargs):
+            if name == "load_module" and not args and kwargs.get("module") is None:
+                kwargs["module"] = tracer.caller_module().name
             site = None
             try:
                 site = tracer.sites.site()

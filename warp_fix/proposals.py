@@ -1,0 +1,478 @@
+"""Fix proposals: for each fired Finding, the codemod and arguments that remove its cause, or why not.
+
+Part of the plan stage: it reads Findings (and the Report/SourceIndex they were built from) and
+returns `Fix` or `NotProposed` items; `plan.make_plan` orders them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from warp_fix.findings import Finding
+from warp_fix.plan import ADVISORY, CONSENT, SAFE, Fix, NotProposed
+from warp_fix.report import Report
+from warp_fix.scan import SourceIndex
+
+Proposal = Fix | NotProposed
+
+
+def propose(finding: Finding, report: Report, index: SourceIndex) -> list[Proposal]:
+    proposer = PROPOSERS.get(finding.slug)
+    return list(proposer(finding, report, index)) if proposer else []
+
+
+def _expected(finding: Finding, builds: int | None = None) -> str:
+    builds = finding.extra_builds if builds is None else builds
+    total = len(finding.details.get("all_builds", [])) or None
+    parts = []
+    if builds:
+        parts.append(f"removes {builds} build(s)" + (f" of {total}" if total else ""))
+    if finding.cost_ms:
+        parts.append(f"~{finding.cost_ms:,.0f} ms of measured cold module work")
+    return "; ".join(parts) or "no measured cost attached (untested estimate: small)"
+
+
+def entry_file(report: Report, index: SourceIndex) -> str | None:
+    """The file the measured command runs first: `python -m pkg` -> pkg/__main__.py, `python x.py` -> x.py."""
+    command = report.command
+    cwd = Path(report.cwd)
+    candidates = []
+    if "-m" in command[:-1]:
+        module = command[command.index("-m") + 1]
+        base = cwd / Path(*module.split("."))
+        candidates += [base / "__main__.py", base.with_suffix(".py")]
+    candidates += [cwd / arg for arg in command[1:] if arg.endswith(".py")]
+    root = os.path.realpath(index.root)
+    for path in candidates:
+        real = os.path.realpath(path)
+        if os.path.isfile(real) and real.startswith(root + os.sep):
+            return Path(os.path.relpath(real, root)).as_posix()
+    points = [e.file for e in index.entry_points if e.in_repo and e.file]
+    return points[0] if points else None
+
+
+def _first_project_import(index: SourceIndex, file: str, modules: Iterable[str]) -> str | None:
+    """The project module (among `modules` and their packages) that `file` imports first."""
+    wanted = set(modules)
+    for site in sorted(index.imports_in(file), key=lambda s: s.line):
+        if not site.at_module_scope:
+            continue
+        if any(m == site.module or m.startswith(site.module + ".") for m in wanted):
+            return site.module
+    return None
+
+
+def _cache(finding: Finding, report: Report, index: SourceIndex):
+    sites = finding.details.get("sites", [])
+    protected = sorted({m["function"] for m in finding.details.get("maintenance", []) if m.get("function")})
+    by_file: dict[str, list[int]] = {}
+    for site in sites:
+        by_file.setdefault(site["file"], []).append(site["line"])
+    for file, lines in by_file.items():
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title="Keep Warp's kernel cache between runs",
+            description="Removes statements in the run path that clear or bypass Warp's kernel cache, so a "
+            "second start reuses what the first compiled. Maintenance paths "
+            f"({', '.join(protected) or 'none found'}) keep clearing.",
+            safety=SAFE,
+            codemod="keep_cache",
+            args={"file": file, "lines": sorted(lines), "protected_functions": protected},
+            files=[file],
+            lines=[f"{file}:{line}" for line in sorted(lines)],
+            expected=f"the warm start compiles {finding.extra_builds} fewer module(s); ~{finding.cost_ms:,.0f} ms "
+            "of warm module work",
+            expected_builds_removed=finding.extra_builds,
+            expected_ms=finding.cost_ms,
+        )
+    if not by_file:
+        yield NotProposed(
+            finding.slug,
+            "the cache is discarded, but no statement in the repository was seen doing "
+            "it in the measured run (an environment setting or library code?)",
+        )
+
+
+def _late_options(finding: Finding, report: Report, index: SourceIndex):
+    for noop in finding.details.get("no_ops", []):
+        yield NotProposed(
+            finding.slug,
+            f"options call at {noop['file']}:{noop['line']} targets module {noop['module']}, which "
+            "holds no kernels: a no-op. Making it effective would change the kernels' numerics, so it is left "
+            "for you to decide.",
+        )
+    seen = set()
+    for call in finding.details.get("calls", []):
+        where = f"{call['file']}:{call['line']}"
+        if not call["file"] or not call["function"]:
+            yield NotProposed(
+                finding.slug, f"late options call at {where} is not inside a function of the repo"
+            )
+            continue
+        if not call["constant"]:
+            keys = ", ".join(call["non_constant_keys"]) or "its options"
+            yield NotProposed(
+                finding.slug,
+                f"options call at {where}: {keys} depend(s) on runtime values, so it "
+                "cannot move before the first build; give each option set a module of its own",
+            )
+            continue
+        if (call["file"], call["function"]) in seen:
+            continue
+        seen.add((call["file"], call["function"]))
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title=f"Set {call['module']} options before its first build",
+            description=f"Moves the constant options call out of {call['function']}() to module scope, so module "
+            f"{call['module']} is built once with its final options instead of twice.",
+            safety=SAFE,
+            codemod="hoist_options",
+            args={"file": call["file"], "function": call["function"], "line": call["line"]},
+            files=[call["file"]],
+            lines=[where],
+            expected=_expected(finding),
+            expected_builds_removed=finding.extra_builds,
+            expected_ms=finding.cost_ms,
+        )
+
+
+def _config_after_import(finding: Finding, report: Report, index: SourceIndex):
+    entry = entry_file(report, index)
+    for item in finding.details.get("ignored", []):
+        if entry is None:
+            yield NotProposed(
+                finding.slug, f"wp.config.{item['key']} set too late, but no entry point was found"
+            )
+            continue
+        target = _first_project_import(index, entry, item["modules"])
+        args = {"file": entry, "name": item["key"], "value": item["value"]}
+        if target:
+            args["before_import"] = target
+        if item["file"] == entry:
+            args["line"] = item["line"]
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title=f"Set wp.config.{item['key']} before the modules it must reach exist",
+            description=f"wp.config.{item['key']} = {item['value']!r} ran after {', '.join(item['modules'])} "
+            "were created, so they silently kept the old value. Setting it right after `import warp` in the entry "
+            "point makes it take effect: this changes those modules' options, hence consent.",
+            safety=CONSENT,
+            codemod="config_at_entry",
+            args=args,
+            files=[entry],
+            lines=[f"{item['file']}:{item['line']}"],
+            expected="makes the setting effective (compile-time effect "
+            "depends on the option: untested estimate)",
+            allow_options=[item["key"]],
+        )
+
+
+def _kernel_after_load(finding: Finding, report: Report, index: SourceIndex):
+    factories: dict[tuple[str, str], list[str]] = {}
+    for item in finding.details.get("late_kernels", []):
+        where = f"{item.get('file')}:{item.get('line')}"
+        if not item.get("file") or "factory" not in item:
+            yield NotProposed(finding.slug, f"late kernel at {where} is not in the repository's source")
+        elif item["captures"]:
+            yield NotProposed(
+                finding.slug,
+                f"kernel at {where} captures {', '.join(item['captures'])}: made per "
+                "call from runtime data, so it stays where it is",
+            )
+        elif item["factory"] is None:
+            yield Fix(
+                id="",
+                slug=finding.slug,
+                title="Import late kernels before the first launch",
+                description=f"Kernel at {where} is defined at module scope but its file is imported after "
+                "its module's first build: import it earlier (advisory: import order is the author's call).",
+                safety=ADVISORY,
+                codemod=None,
+                files=[item["file"]],
+                lines=[where],
+                expected=_expected(finding),
+            )
+        else:
+            kernels = factories.setdefault((item["file"], item["factory"]), [])
+            if item["function"] not in kernels:
+                kernels.append(item["function"])
+    for (file, factory), kernels in factories.items():
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title=f"Define the kernels of {factory}() at module scope",
+            description=f"{', '.join(kernels)} were created inside {factory}() after their module's first build; "
+            "defined at module scope they join the module before it loads, so it builds once.",
+            safety=SAFE,
+            codemod="kernels_to_module_scope",
+            args={"file": file, "factory": factory, "kernels": kernels},
+            files=[file],
+            lines=[
+                f"{file}:{index.kernel_named(k, file).line}" for k in kernels if index.kernel_named(k, file)
+            ],
+            expected=_expected(finding),
+            expected_builds_removed=finding.extra_builds,
+            expected_ms=finding.cost_ms,
+        )
+
+
+def _late_overloads(finding: Finding, report: Report, index: SourceIndex):
+    for key, instances in finding.details.get("instances", {}).items():
+        file, _, kernel = key.partition("::")
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title=f"Register the {kernel} overloads used at run time up front",
+            description=f"{kernel} is generic and was launched with {len(instances)} type signature(s); each new "
+            "one after the first build rebuilt the module. Registering them at module scope builds them together.",
+            safety=SAFE,
+            codemod="register_overloads",
+            args={"file": file, "kernel": kernel, "overloads": instances},
+            files=[file],
+            expected=_expected(finding),
+            expected_builds_removed=finding.extra_builds,
+            expected_ms=finding.cost_ms,
+        )
+
+
+def _concurrent_cpu_load(finding: Finding, report: Report, index: SourceIndex):
+    by_file: dict[str, list[int]] = {}
+    for site in finding.details.get("sites", []):
+        by_file.setdefault(site["file"], []).append(site["line"])
+    for file, lines in by_file.items():
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title="Load modules one at a time where the CPU can be the device",
+            description="Concurrent first loads on the CPU can report success and then fail with 'Failed to find "
+            "module'; max_workers=1 keeps them sequential.",
+            safety=SAFE,
+            codemod="cpu_max_workers",
+            args={"file": file, "lines": sorted(lines)},
+            files=[file],
+            lines=[f"{file}:{line}" for line in lines],
+            expected="correctness: no concurrent first CPU load",
+        )
+
+
+def _precompiled_header(finding: Finding, report: Report, index: SourceIndex):
+    for item in finding.details.get("assignments", []):
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title="Restore precompiled headers",
+            description=f"wp.config.use_precompiled_headers = False at {item['file']}:{item['line']} makes every "
+            "CPU module compile Warp's headers from scratch; remove it unless a measurement justifies it.",
+            safety=ADVISORY,
+            codemod=None,
+            files=[item["file"]],
+            lines=[f"{item['file']}:{item['line']}"],
+            expected="untested estimate: most of the per-module native compile time on CPU",
+        )
+
+
+def _unused_backward(finding: Finding, report: Report, index: SourceIndex):
+    modules = finding.details.get("modules", [])
+    if finding.details.get("repo_uses_tape") or finding.details.get("differentiated"):
+        kept = ", ".join(finding.details.get("differentiated", [])) or "a module"
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title="Turn off backward code where no tape differentiates",
+            description=f"A tape differentiates {kept}, so backward cannot be turned off process-wide; set "
+            f"enable_backward=False at module scope of {', '.join(modules)} only (advisory).",
+            safety=ADVISORY,
+            codemod=None,
+            expected=_expected(finding, 0),
+        )
+        return
+    entry = entry_file(report, index)
+    if entry is None:
+        yield NotProposed(
+            finding.slug, "backward code is unused, but no entry point was found to turn it off"
+        )
+        return
+    args = {"file": entry, "name": "enable_backward", "value": False}
+    target = _first_project_import(index, entry, modules)
+    if target:
+        args["before_import"] = target
+    yield Fix(
+        id="",
+        slug=finding.slug,
+        title="Turn off backward code nobody uses",
+        description=f"No tape or adjoint launch touches {', '.join(modules)}; wp.config.enable_backward = False at "
+        "the entry point, before the library imports, stops generating and compiling adjoint code.",
+        safety=CONSENT,
+        codemod="config_at_entry",
+        args=args,
+        files=[entry],
+        expected=f"less generated source and native compile time in {len(modules)} module(s) "
+        "(untested estimate)",
+        allow_options=["enable_backward"],
+    )
+
+
+def _unique_on_stable(finding: Finding, report: Report, index: SourceIndex):
+    for item in finding.details.get("runtime_made", []):
+        yield NotProposed(
+            finding.slug,
+            f"{item['kernel']} ({item['file']}:{item['line']}) is made from runtime "
+            'data: it keeps module="unique"',
+        )
+    factories: dict[tuple[str, str], dict] = {}
+    for item in finding.details.get("stable", []):
+        if item["factory"]:
+            entry = factories.setdefault((item["file"], item["factory"]), {"kernels": [], "item": item})
+            entry["kernels"].append(item["kernel"])
+        else:
+            module = f"{item['python_module']}.stable"
+            yield Fix(
+                id="",
+                slug=finding.slug,
+                title=f"Build {item['kernel']} in a shared named module",
+                description=f'{item["kernel"]} is stable but module="unique" gave it a module of its own; the named '
+                f"module {module} builds it with its peers.",
+                safety=SAFE,
+                codemod="drop_unique",
+                args={"file": item["file"], "names": [item["kernel"]], "module": module},
+                files=[item["file"]],
+                lines=[f"{item['file']}:{item['line']}"],
+                expected=_expected(finding),
+                expected_builds_removed=finding.extra_builds,
+                expected_ms=finding.cost_ms,
+            )
+    for (file, factory), entry in factories.items():
+        module = f"{entry['item']['python_module']}.{factory}"
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title=f"Define the stable kernels of {factory}() at module scope in one module",
+            description=f'{factory}() made {", ".join(entry["kernels"])} with module="unique" although they '
+            f"capture nothing from it; at module scope in the named module {module} they build once, together.",
+            safety=SAFE,
+            codemod="kernels_to_module_scope",
+            args={"file": file, "factory": factory, "kernels": entry["kernels"], "module": module},
+            files=[file],
+            expected=_expected(finding),
+            expected_builds_removed=finding.extra_builds,
+            expected_ms=finding.cost_ms,
+        )
+
+
+def _granular(finding: Finding, report: Report, index: SourceIndex):
+    kernels = finding.details.get("kernels", [])
+    if len(kernels) < 2:
+        yield NotProposed(finding.slug, "the tiny modules' kernels are not in the repository's source")
+        return
+    packages = [index.python_module_of(file) or "" for file, _ in kernels]
+    common = os.path.commonprefix([p.split(".") for p in packages]) or ["app"]
+    module = ".".join(common) + ".kernels"
+    yield Fix(
+        id="",
+        slug=finding.slug,
+        title=f"Build {len(kernels)} small kernels in one module",
+        description=f"{len(kernels)} one-kernel modules with the same options were each built separately; one "
+        f"named module {module} builds them at once.",
+        safety=SAFE,
+        codemod="merge_modules",
+        args={"kernels": kernels, "module": module},
+        files=sorted({file for file, _ in kernels}),
+        expected=_expected(finding),
+        expected_builds_removed=finding.extra_builds,
+        expected_ms=finding.cost_ms,
+    )
+
+
+def _block_dim(finding: Finding, report: Report, index: SourceIndex):
+    for file, groups in finding.details.get("groups", {}).items():
+        python_module = index.python_module_of(file) or "module"
+        named = {kernel: f"{python_module}_{group}" for kernel, group in groups.items()}
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title="Give each CUDA block size its own module",
+            description="The module was compiled once per block size; kernels launched at one stable block size "
+            "get a module per size, and kernels whose block size is chosen at run time one of their own.",
+            safety=SAFE,
+            codemod="split_by_block_dim",
+            args={"file": file, "groups": named, "options": {}},
+            files=[file],
+            expected=_expected(finding),
+            expected_builds_removed=finding.extra_builds,
+            expected_ms=finding.cost_ms,
+        )
+
+
+def _serial(finding: Finding, report: Report, index: SourceIndex):
+    entry = entry_file(report, index)
+    details = finding.details
+    first = next((launch for launch in report.trace.launches if launch.site), None)
+    if entry is None or first is None or first.site.file != entry:
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title="Preload independent modules in parallel",
+            description=f"Ceiling {details['ceiling']}x; no first launch in the entry point to insert a "
+            "preload before (advisory).",
+            safety=ADVISORY,
+            codemod=None,
+            expected=_expected(finding, 0),
+        )
+        return
+    modules = sorted(details["modules"])
+    yield Fix(
+        id="",
+        slug=finding.slug,
+        title=f"Preload {len(modules)} independent modules in parallel",
+        description=f"{len(modules)} modules were built one after another ({details['sum_ms']:,.0f} ms summed; "
+        f"slowest {details['slowest']} {details['max_ms']:,.0f} ms). Ceiling: {details['ceiling']}x on compile "
+        "elapsed. Each module's real block_dim is declared so the preload builds the variant used.",
+        safety=CONSENT,
+        codemod="preload",
+        args={
+            "file": entry,
+            "modules": modules,
+            "device": details["device"],
+            "max_workers": len(modules),
+            "before_line": first.site.line,
+            "block_dims": details["modules"],
+        },
+        files=[entry],
+        expected=f"compile elapsed down to at best ~{details['max_ms']:,.0f} ms "
+        f"(ceiling {details['ceiling']}x; untested estimate)",
+    )
+
+
+def _advisory_only(finding: Finding, report: Report, index: SourceIndex):
+    yield Fix(
+        id="",
+        slug=finding.slug,
+        title=finding.title[:1].upper() + finding.title[1:],
+        description=finding.reason,
+        safety=ADVISORY,
+        codemod=None,
+        expected="report only: measure both ways before changing it",
+    )
+
+
+PROPOSERS: dict[str, Callable[[Finding, Report, SourceIndex], Iterable[Proposal]]] = {
+    "cache-discarded": _cache,
+    "late-module-options": _late_options,
+    "config-after-import": _config_after_import,
+    "kernel-after-load": _kernel_after_load,
+    "late-overloads": _late_overloads,
+    "concurrent-cpu-load": _concurrent_cpu_load,
+    "precompiled-header": _precompiled_header,
+    "unused-backward": _unused_backward,
+    "unique-on-stable": _unique_on_stable,
+    "granular-modules": _granular,
+    "block-dim-spread": _block_dim,
+    "serial-builds": _serial,
+    "mathdx-lto": _advisory_only,
+    "unroll-budget": _advisory_only,
+}

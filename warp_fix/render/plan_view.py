@@ -1,0 +1,64 @@
+"""The plan as a terminal table and as Markdown fit for a pull-request description."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from warp_fix.plan import Plan
+
+STATUS_STYLE = {"fired": "bold red", "ruled-out": "green", "not-applicable": "dim"}
+
+
+def print_plan(plan: Plan, console: Console) -> None:
+    for warning in plan.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+    table = Table(title="Findings (every mechanism checked)")
+    for column in ("mechanism", "status", "reason"):
+        table.add_column(column)
+    for finding in plan.findings:
+        style = STATUS_STYLE.get(finding.status, "")
+        table.add_row(finding.title, f"[{style}]{finding.status}[/]", finding.reason)
+    console.print(table)
+    if not plan.fixes:
+        console.print(
+            f"[green]Nothing to fix:[/] checked {len(plan.checked)} mechanisms; none calls for a change."
+        )
+    for fix in plan.fixes:
+        console.print(f"[bold]{fix.id}[/] \\[{fix.safety}] {fix.title}  [dim]({fix.slug})[/]")
+        console.print(f"    {fix.description}")
+        if fix.codemod:
+            console.print(f"    codemod {fix.codemod} {fix.args}")
+        if fix.lines or fix.files:
+            console.print(f"    changes {', '.join(fix.lines or fix.files)}")
+        console.print(f"    expected: {fix.expected}")
+    reasons = [n for n in plan.not_proposed if not n.reason.startswith(("ruled-out", "not-applicable"))]
+    for item in reasons:
+        console.print(f"[dim]not proposed ({item.slug}): {item.reason}[/]")
+
+
+def plan_markdown(plan: Plan) -> str:
+    lines = [
+        "## warp-fix plan",
+        "",
+        f"Command: `{' '.join(plan.command)}`",
+        "",
+        "### Findings",
+        "",
+        "| mechanism | status | reason |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {f.title} | {f.status} | {f.reason} |" for f in plan.findings]
+    lines += ["", "### Fixes", ""]
+    if not plan.fixes:
+        lines.append(f"Nothing to fix: {len(plan.checked)} mechanisms checked.")
+    for fix in plan.fixes:
+        lines.append(
+            f"- **{fix.id}** `{fix.safety}` {fix.title} (`{fix.slug}`): {fix.description} "
+            f"Expected: {fix.expected}."
+            + (f" Changes {', '.join(fix.lines or fix.files)}." if fix.files else "")
+        )
+    extra = [n for n in plan.not_proposed if not n.reason.startswith(("ruled-out", "not-applicable"))]
+    if extra:
+        lines += ["", "### Not proposed", ""] + [f"- `{n.slug}`: {n.reason}" for n in extra]
+    return "\n".join(lines) + "\n"
