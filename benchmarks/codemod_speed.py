@@ -1,0 +1,112 @@
+"""Time each warp-fix codemod on a generated 5,000-line Warp file against the 1 s target.
+
+python benchmarks/codemod_speed.py [--lines 5000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from codemods import REGISTRY, transform_source
+
+TARGET_S = 1.0
+
+
+def generate(lines: int) -> tuple[str, dict[str, dict]]:
+    """A Warp module of about `lines` lines, and arguments for every codemod that apply to it."""
+    out = [
+        '"""Generated benchmark module."""',
+        "",
+        "import tempfile",
+        "",
+        "import warp as wp",
+        "",
+        "SCALE = 2.0",
+        "",
+    ]
+    i = 0
+    while len(out) < lines - 40:
+        out += [
+            "",
+            "",
+            '@wp.kernel(module="unique")' if i % 3 == 0 else "@wp.kernel",
+            f"def k{i}(x: wp.array(dtype=float), y: wp.array(dtype=float)):",
+            f'    """Kernel {i}."""',
+            "    i = wp.tid()  # thread",
+            "    a = x[i] * SCALE",
+            "    if a > 1.0:",
+            "        a = a - 1.0",
+            "    y[i] = a + wp.sin(x[i])",
+            "",
+        ]
+        i += 1
+    out += [
+        "",
+        "",
+        'def make_f(module="unique"):',
+        "    @wp.kernel(module=module)",
+        "    def f(x: wp.array(dtype=float)):",
+        "        x[wp.tid()] = SCALE",
+        "",
+        "    return f",
+        "",
+        "",
+        "def setup():",
+        '    wp.set_module_options({"fast_math": True})',
+        "",
+        "",
+        "def main():",
+        "    wp.config.enable_backward = False",
+        "    wp.config.kernel_cache_dir = tempfile.mkdtemp()",
+        '    wp.load_module(device="cpu", max_workers=4)',
+        "    wp.launch(k0, dim=1, inputs=[None, None])",
+        "",
+    ]
+    source = "\n".join(out)
+    src_lines = source.splitlines()
+    config_line = src_lines.index("    wp.config.enable_backward = False") + 1
+    cache_line = src_lines.index("    wp.config.kernel_cache_dir = tempfile.mkdtemp()") + 1
+    launch_line = src_lines.index("    wp.launch(k0, dim=1, inputs=[None, None])") + 1
+    kernels = [f"k{j}" for j in range(i)]
+    args = {
+        "hoist_options": {"function": "setup"},
+        "config_at_entry": {"name": "enable_backward", "value": False, "line": config_line},
+        "kernels_to_module_scope": {"factory": "make_f", "kernels": ["f"], "module": "fac"},
+        "drop_unique": {"names": [k for j, k in enumerate(kernels) if j % 3 == 0], "module": "shared"},
+        "split_by_block_dim": {
+            "groups": {k: f"g{j % 2}" for j, k in enumerate(kernels)},
+            "options": {"fast_math": True},
+        },
+        "merge_modules": {"kernels": kernels, "module": "all"},
+        "register_overloads": {"kernel": "k1", "overloads": [["wp.array(dtype=wp.float32)"] * 2]},
+        "keep_cache": {"lines": [cache_line]},
+        "preload": {"modules": ["g0", "g1"], "device": "cuda:0", "before_line": launch_line},
+        "cpu_max_workers": {},
+    }
+    return source, args
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--lines", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=3)
+    options = parser.parse_args()
+    source, args = generate(options.lines)
+    print(
+        f"input: {len(source.splitlines())} lines, {len(source)} bytes; target {TARGET_S:.1f} s per codemod"
+    )
+    print(f"{'codemod':<26}{'median s':>10}{'min s':>9}{'x target':>10}  changed")
+    for name in REGISTRY:
+        times = []
+        for _ in range(options.repeat):
+            start = time.perf_counter()
+            out = transform_source(name, source, args[name])
+            times.append(time.perf_counter() - start)
+        median = statistics.median(times)
+        print(f"{name:<26}{median:>10.3f}{min(times):>9.3f}{median / TARGET_S:>10.2f}  {out != source}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""warp-fix codemods: libcst commands that apply one planned fix each, from explicit arguments.
+
+The planner decides *what* to change; a codemod only does *how*, and raises `CodemodRefused` when its
+preconditions do not hold. Every command is runnable standalone::
+
+    python -m libcst.tool codemod hoist_options.HoistOptions sim.py --function setup
+
+and from Python through `apply_codemod` / `transform_source` (see docs/codemods.md for each `args`).
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+
+from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
+from .config_at_entry import ConfigAtEntry
+from .cpu_max_workers import CpuMaxWorkers
+from .drop_unique import DropUnique
+from .hoist_options import HoistOptions
+from .keep_cache import KeepCache
+from .kernels_to_module_scope import KernelsToModuleScope
+from .merge_modules import MergeModules
+from .preload import Preload
+from .register_overloads import RegisterOverloads
+from .split_by_block_dim import SplitByBlockDim
+
+REGISTRY: dict[str, type[WarpCodemod]] = {
+    cls.NAME: cls
+    for cls in (
+        HoistOptions,
+        ConfigAtEntry,
+        KernelsToModuleScope,
+        DropUnique,
+        SplitByBlockDim,
+        MergeModules,
+        RegisterOverloads,
+        KeepCache,
+        Preload,
+        CpuMaxWorkers,
+    )
+}
+
+
+def _command(name: str) -> type[WarpCodemod]:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise CodemodRefused(f"unknown codemod {name!r}; known: {sorted(REGISTRY)}") from None
+
+
+def _run(cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None) -> str:
+    try:
+        tree = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise CodemodRefused(f"{cls.NAME}: {filename or 'source'} does not parse: {exc.message}") from None
+    command = cls(CodemodContext(filename=filename), **kwargs)
+    return command.transform_module(tree).code
+
+
+def transform_source(name: str, source: str, args: dict[str, Any]) -> str:
+    """Pure: the source text after codemod `name` with `args` (file keys in `args` are ignored)."""
+    cls = _command(name)
+    return _run(cls, source, cls.source_args(args), None)
+
+
+def apply_codemod(name: str, root: pathlib.Path, args: dict[str, Any]) -> list[pathlib.Path]:
+    """Apply codemod `name` to files under repo `root`; args are JSON-able (file paths relative to root).
+
+    Returns the files changed (empty if nothing to change: idempotent). Raises CodemodRefused; when it
+    does, no file has been written.
+    """
+    cls = _command(name)
+    root = pathlib.Path(root).resolve()
+    results: list[tuple[pathlib.Path, str]] = []
+    for rel, kwargs in cls.split_by_file(args).items():
+        path = (root / rel).resolve()
+        if not path.is_relative_to(root):
+            raise CodemodRefused(f"{name}: {rel} is outside the repository {root}")
+        if not path.is_file():
+            raise CodemodRefused(f"{name}: no such file {rel}")
+        source = path.read_text(encoding="utf-8")
+        new = _run(cls, source, kwargs, str(path))
+        if new != source:
+            compile(new, str(path), "exec")
+            results.append((path, new))
+    for path, new in results:
+        path.write_text(new, encoding="utf-8")
+    return [path for path, _ in results]
+
+
+__all__ = [
+    "REGISTRY",
+    "Arg",
+    "CodemodRefused",
+    "Example",
+    "Refusal",
+    "WarpCodemod",
+    "apply_codemod",
+    "transform_source",
+]

@@ -1,0 +1,134 @@
+"""Shared plumbing: the refusal exception, self-documenting examples and the command base class."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import libcst as cst
+from libcst.codemod import CodemodCommand, CodemodContext
+
+
+class CodemodRefused(Exception):
+    """A codemod's preconditions do not hold; the message says which one, in one line."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """A documented transformation: `before` becomes `after` under `args` (also a test case)."""
+
+    before: str
+    after: str
+    args: dict[str, Any]
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A documented refusal: `before` under `args` raises CodemodRefused whose message contains `reason`."""
+
+    before: str
+    args: dict[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a codemod: its key in the `args` dict, how the CLI parses it, and what it means."""
+
+    name: str
+    kind: str  # "str" | "int" | "strs" (list of str) | "json" (any JSON value, given as JSON on the CLI)
+    help: str
+    required: bool = False
+    default: Any = None
+
+
+class WarpCodemod(CodemodCommand):
+    """Base of every warp-fix codemod: declared arguments, validation, and the file/args split.
+
+    Subclasses declare `NAME`, `DESCRIPTION`, `ARGS`, `EXAMPLES`, `REFUSALS` and implement
+    `transform_module_impl`. Arguments are keyword arguments of `__init__` (that is what
+    `python -m libcst.tool codemod` passes), validated against `ARGS`.
+    """
+
+    NAME: ClassVar[str] = ""
+    ARGS: ClassVar[tuple[Arg, ...]] = ()
+    EXAMPLES: ClassVar[tuple[Example, ...]] = ()
+    REFUSALS: ClassVar[tuple[Refusal, ...]] = ()
+    #: keys of the Python-API args dict that name files (consumed by apply_codemod, not by the command)
+    FILE_KEYS: ClassVar[tuple[str, ...]] = ("file",)
+
+    def __init__(self, context: CodemodContext, **args: Any) -> None:
+        super().__init__(context)
+        known = {a.name: a for a in self.ARGS}
+        unknown = sorted(set(args) - set(known))
+        if unknown:
+            raise CodemodRefused(f"{self.NAME}: unknown argument(s) {unknown}; expected {sorted(known)}")
+        self.args: dict[str, Any] = {}
+        for a in self.ARGS:
+            value = args.get(a.name)
+            if value is None:
+                if a.required:
+                    raise CodemodRefused(f"{self.NAME}: missing required argument {a.name!r}")
+                value = a.default
+            self.args[a.name] = value
+
+    @classmethod
+    def add_args(cls, arg_parser: argparse.ArgumentParser) -> None:  # type: ignore[override]
+        for a in cls.ARGS:
+            flag = "--" + a.name
+            if a.kind == "int":
+                arg_parser.add_argument(flag, type=int, help=a.help, default=None)
+            elif a.kind == "strs":
+                arg_parser.add_argument(flag, nargs="+", help=a.help, default=None)
+            elif a.kind == "json":
+                arg_parser.add_argument(flag, type=json.loads, help=a.help + " (JSON)", default=None)
+            else:
+                arg_parser.add_argument(flag, type=str, help=a.help, default=None)
+
+    @classmethod
+    def split_by_file(cls, args: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """Python-API args -> {relative file path: command kwargs}. Default: one `file` key."""
+        if "file" not in args:
+            raise CodemodRefused(f"{cls.NAME}: missing required argument 'file'")
+        rest = {k: v for k, v in args.items() if k not in cls.FILE_KEYS}
+        return {str(args["file"]): rest}
+
+    @classmethod
+    def source_args(cls, args: dict[str, Any]) -> dict[str, Any]:
+        """Python-API args -> command kwargs for a single source text (file keys dropped)."""
+        return {k: v for k, v in args.items() if k not in cls.FILE_KEYS}
+
+    @contextmanager
+    def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
+        """Like libcst's, without the defensive deep copy of the tree (nodes are immutable; the copy
+        dominated the run time); metadata is resolved lazily through `self.context.wrapper`."""
+        old = self.context.wrapper
+        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+        self.context = replace(self.context, wrapper=wrapper)
+        try:
+            yield wrapper.module
+        finally:
+            self.context = replace(self.context, wrapper=old)
+
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        result = super().transform_module(tree)
+        if result is not tree and _starts_with_blank_line(result) and not _starts_with_blank_line(tree):
+            first = result.body[0]
+            kept = [line for line in first.leading_lines if line.comment is not None]
+            result = result.with_changes(body=[first.with_changes(leading_lines=kept), *result.body[1:]])
+        return result
+
+    def refuse(self, message: str) -> CodemodRefused:
+        return CodemodRefused(f"{self.NAME}: {message}")
+
+
+def _starts_with_blank_line(tree: cst.Module) -> bool:
+    """True when the file's first line is blank (removing the first statement can leave one behind)."""
+    if tree.header:
+        return tree.header[0].comment is None
+    return bool(tree.body and tree.body[0].leading_lines and tree.body[0].leading_lines[0].comment is None)

@@ -1,0 +1,591 @@
+"""libcst helpers shared by the codemods: resolving Warp names, literals, statements, insertion points."""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+_EMPTY = cst.Module(body=[])
+
+
+def code(node: cst.CSTNode) -> str:
+    return _EMPTY.code_for_node(node)
+
+
+def squash(text: str) -> str:
+    """Code with all whitespace removed: compares statements regardless of formatting."""
+    return "".join(text.split())
+
+
+# --------------------------------------------------------------------------- Warp name resolution
+
+
+@dataclass
+class WarpImports:
+    """How a file refers to Warp: `import warp`, `import warp as wp`, `from warp import kernel as k`."""
+
+    module_aliases: list[str] = field(default_factory=list)
+    from_names: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, tree: cst.Module) -> WarpImports:
+        found = cls()
+        for stmt in _all_imports(tree):
+            if isinstance(stmt, cst.Import):
+                for alias in stmt.names:
+                    full = code(alias.name)
+                    if full == "warp" or full.startswith("warp."):
+                        if alias.asname is not None and full == "warp":
+                            found.module_aliases.append(code(alias.asname.name))
+                        elif alias.asname is None:
+                            found.module_aliases.append("warp")
+            elif stmt.module is not None and not stmt.relative and code(stmt.module) == "warp":
+                if isinstance(stmt.names, cst.ImportStar):
+                    continue
+                for alias in stmt.names:
+                    local = code(alias.asname.name) if alias.asname else code(alias.name)
+                    found.from_names[local] = code(alias.name)
+        return found
+
+    @property
+    def alias(self) -> str | None:
+        """The name to write new Warp calls with (`wp`, `warp`, ...), or None when warp is not imported."""
+        for preferred in ("wp", "warp"):
+            if preferred in self.module_aliases:
+                return preferred
+        return self.module_aliases[0] if self.module_aliases else None
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        """`wp.config.x` -> "warp.config.x"; None when the expression is not rooted in Warp."""
+        if isinstance(node, cst.Name):
+            if node.value in self.module_aliases:
+                return "warp"
+            if node.value in self.from_names:
+                return "warp." + self.from_names[node.value]
+            return None
+        if isinstance(node, cst.Attribute):
+            base = self.qualify(node.value)
+            return None if base is None else f"{base}.{node.attr.value}"
+        return None
+
+    def is_call_to(self, node: cst.CSTNode, *names: str) -> bool:
+        return isinstance(node, cst.Call) and self.qualify(node.func) in {"warp." + n for n in names}
+
+
+def _all_imports(tree: cst.Module) -> list[cst.Import | cst.ImportFrom]:
+    return [
+        small
+        for stmt, _parents, _top in iter_statements(tree)
+        if isinstance(stmt, cst.SimpleStatementLine)
+        for small in stmt.body
+        if isinstance(small, (cst.Import, cst.ImportFrom))
+    ]
+
+
+def _blocks(stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statement blocks directly inside a compound statement (body, else, handlers, finally)."""
+    out: list[cst.CSTNode] = []
+    for attr in ("body", "orelse", "finalbody"):
+        part = getattr(stmt, attr, None)
+        if part is None:
+            continue
+        if isinstance(part, (cst.If, cst.Else, cst.Finally)):
+            out.append(part)
+        elif isinstance(part, cst.IndentedBlock):
+            out.extend(part.body)
+    out.extend(getattr(stmt, "handlers", ()))
+    return out
+
+
+def iter_statements(tree: cst.Module):  # noqa: ANN201 - generator of (stmt, parents, top)
+    """Every statement of the file, without visiting expressions (fast on large files): yields
+    (statement, enclosing FunctionDef/ClassDef nodes outermost first, top-level statement)."""
+    stack: list[tuple[cst.CSTNode, list[cst.CSTNode], cst.BaseStatement]] = [
+        (stmt, [], stmt) for stmt in reversed(tree.body)
+    ]
+    while stack:
+        node, parents, top = stack.pop()
+        if isinstance(node, cst.BaseStatement):
+            yield node, parents, top
+        inner = parents + [node] if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else parents
+        for child in reversed(_blocks(node)):
+            stack.append((child, inner, top))
+
+
+def imported_module(stmt: cst.BaseStatement) -> list[str]:
+    """Dotted modules an import statement line imports (`from a.b import c` -> ["a.b", "a.b.c"])."""
+    out: list[str] = []
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return out
+    for small in stmt.body:
+        if isinstance(small, cst.Import):
+            out += [code(a.name) for a in small.names]
+        elif isinstance(small, cst.ImportFrom) and small.module is not None:
+            base = code(small.module)
+            out.append(base)
+            if not isinstance(small.names, cst.ImportStar):
+                out += [f"{base}.{code(a.name)}" for a in small.names]
+    return out
+
+
+# --------------------------------------------------------------------------- literals
+
+
+def literal_value(node: cst.BaseExpression) -> tuple[bool, Any]:
+    """(True, value) when `node` is a literal of constants (what ast.literal_eval accepts)."""
+    try:
+        return True, ast.literal_eval(code(node).strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False, None
+
+
+def py_literal(value: Any) -> str:
+    """JSON-able value -> Python source (double-quoted strings, True/False/None)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(py_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"not a JSON-able literal: {value!r}")
+
+
+def string_arg(value: str) -> cst.SimpleString:
+    return cst.SimpleString(json.dumps(value))
+
+
+# --------------------------------------------------------------------------- statements
+
+
+def parse_stmt(text: str) -> cst.SimpleStatementLine:
+    stmt = cst.parse_statement(text)
+    assert isinstance(stmt, cst.SimpleStatementLine)
+    return stmt
+
+
+def single_call(stmt: cst.CSTNode) -> cst.Call | None:
+    """The call of an expression statement line `f(...)`, else None."""
+    if (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, cst.Call)
+    ):
+        return stmt.body[0].value
+    return None
+
+
+def is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def is_import_line(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+    )
+
+
+def _is_guarded_import(stmt: cst.CSTNode) -> bool:
+    """`try: import x / except ImportError: ...` or `if TYPE_CHECKING: import x` count as imports."""
+    if isinstance(stmt, (cst.Try, cst.If)) and isinstance(stmt.body, cst.IndentedBlock):
+        return bool(stmt.body.body) and all(is_import_line(s) for s in stmt.body.body)
+    return False
+
+
+def header_end(tree: cst.Module, warp: WarpImports) -> int:
+    """Index in `tree.body` where module-scope setup goes: after the import header.
+
+    The import header is the run of docstring, imports (plain or try/if-guarded) and simple statements
+    before the first def/class/compound statement; the anchor is right after its last import, then
+    after any `wp.config.X = ...` assignments that directly follow it (so a Module created by
+    `wp.get_module` there already sees them). Before any kernel definition, hence before any launch.
+    """
+    last_import = -1
+    for i, stmt in enumerate(tree.body):
+        if is_import_line(stmt) or _is_guarded_import(stmt):
+            last_import = i
+        elif not isinstance(stmt, cst.SimpleStatementLine):
+            break
+    index = last_import + 1
+    if last_import < 0 and tree.body and is_docstring(tree.body[0]):
+        index = 1
+    while index < len(tree.body) and is_config_assignment(tree.body[index], warp):
+        index += 1
+    return index
+
+
+def is_config_assignment(stmt: cst.CSTNode, warp: WarpImports, attr: str | None = None) -> bool:
+    target = config_target(stmt, warp)
+    return target is not None and (attr is None or target == attr)
+
+
+def config_target(stmt: cst.CSTNode, warp: WarpImports) -> str | None:
+    """`wp.config.X = ...` -> "X"."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            q = warp.qualify(small.targets[0].target)
+            if q and q.startswith("warp.config.") and q.count(".") == 2:
+                return q.rsplit(".", 1)[1]
+    return None
+
+
+def insert_at(body: Sequence[cst.BaseStatement], index: int, new: Iterable[cst.BaseStatement]) -> list:
+    items = list(body)
+    return items[:index] + list(new) + items[index:]
+
+
+def with_blank_line_before(stmt: cst.BaseStatement, count: int = 1) -> cst.BaseStatement:
+    comments = [line for line in stmt.leading_lines if line.comment is not None]
+    return stmt.with_changes(leading_lines=[cst.EmptyLine()] * count + comments)
+
+
+def without_leading_blank_lines(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    return stmt.with_changes(leading_lines=[line for line in stmt.leading_lines if line.comment is not None])
+
+
+def module_has_statement(tree: cst.Module, text: str) -> bool:
+    """True when a top-level statement reads exactly `text` (whitespace ignored)."""
+    wanted = squash(text)
+    return any(squash(code(s)) == wanted for s in tree.body if isinstance(s, cst.SimpleStatementLine))
+
+
+class StatementRemover(cst.CSTTransformer):
+    """Removes the given small statements (by identity in the original tree); an emptied block gets
+    `pass`; blank lines that separated a removed line from what precedes it go to the next statement."""
+
+    def __init__(self, doomed: Iterable[cst.BaseSmallStatement], on_path: set[int]) -> None:
+        self.doomed = {id(s) for s in doomed}
+        self.on_path = on_path
+        self.emptied: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.on_path
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        kept = [u for o, u in zip(original_node.body, updated_node.body) if id(o) not in self.doomed]
+        if len(kept) == len(updated_node.body):
+            return updated_node
+        if not kept:  # a placeholder, dropped by its block (libcst itself drops empty lines silently)
+            placeholder = updated_node.with_changes(body=[cst.Pass()])
+            self.emptied.add(id(placeholder))
+            return placeholder
+        kept[-1] = kept[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(body=kept)
+
+    def leave_SimpleStatementSuite(
+        self, original_node: cst.SimpleStatementSuite, updated_node: cst.SimpleStatementSuite
+    ) -> cst.SimpleStatementSuite:
+        kept = [u for o, u in zip(original_node.body, updated_node.body) if id(o) not in self.doomed]
+        if len(kept) == len(updated_node.body):
+            return updated_node
+        if not kept:
+            kept = [cst.Pass()]
+        kept[-1] = kept[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(body=kept)
+
+    def _drop_empty(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        out: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for stmt in body:
+            if id(stmt) in self.emptied:
+                carried = carried or [ln for ln in stmt.leading_lines if ln.comment is None]
+                continue
+            if carried and not any(ln.comment is None for ln in stmt.leading_lines[:1]):
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+            carried = []
+            out.append(stmt)
+        return out
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        body = self._drop_empty(updated_node.body)
+        if not body:
+            body = [cst.SimpleStatementLine(body=[cst.Pass()])]
+        return updated_node.with_changes(body=body)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return updated_node.with_changes(body=self._drop_empty(updated_node.body))
+
+
+def remove_statements(tree: cst.Module, doomed: Iterable[cst.BaseSmallStatement]) -> cst.Module:
+    doomed = list(doomed)
+    if not doomed:
+        return tree
+    paths = _PathsTo({id(d) for d in doomed}, False)
+    tree.visit(paths)
+    return tree.visit(StatementRemover(doomed, paths.on_path))
+
+
+class _PathsTo(cst.CSTVisitor):
+    """Collects the ids of every node on a path from the root to one of the targets."""
+
+    def __init__(self, targets: set[int], into_expressions: bool) -> None:
+        self.targets = targets
+        self.into_expressions = into_expressions
+        self.stack: list[int] = []
+        self.on_path: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.stack.append(id(node))
+        if id(node) in self.targets:
+            self.on_path.update(self.stack)
+            return False
+        return self.into_expressions or not isinstance(node, (cst.BaseExpression, cst.BaseSmallStatement))
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
+class NodeReplacer(cst.CSTTransformer):
+    """Replaces nodes (by identity in the original tree), descending only where a target lies."""
+
+    def __init__(self, replacements: dict[int, cst.CSTNode], on_path: set[int]) -> None:
+        self.replacements = replacements
+        self.on_path = on_path
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.on_path and id(node) not in self.replacements
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        return self.replacements.get(id(original_node), updated_node)
+
+
+def replace_nodes(tree: cst.Module, replacements: dict[cst.CSTNode, cst.CSTNode]) -> cst.Module:
+    if not replacements:
+        return tree
+    targets = {id(k): v for k, v in replacements.items()}
+    paths = _PathsTo(set(targets), any(isinstance(k, cst.BaseExpression) for k in replacements))
+    tree.visit(paths)
+    return tree.visit(NodeReplacer(targets, paths.on_path))
+
+
+# --------------------------------------------------------------------------- finding things
+
+
+@dataclass
+class FoundFunction:
+    node: cst.FunctionDef
+    parents: list[cst.CSTNode]  # enclosing FunctionDef/ClassDef nodes, outermost first
+    top: cst.BaseStatement  # the top-level statement that contains it (itself when top-level)
+
+
+def find_functions(tree: cst.Module) -> list[FoundFunction]:
+    return [
+        FoundFunction(stmt, list(parents), top)
+        for stmt, parents, top in iter_statements(tree)
+        if isinstance(stmt, cst.FunctionDef)
+    ]
+
+
+def is_kernel(func: cst.FunctionDef, warp: WarpImports) -> bool:
+    return kernel_decorator(func, warp) is not None
+
+
+def kernel_decorator(func: cst.FunctionDef, warp: WarpImports) -> cst.Decorator | None:
+    for dec in func.decorators:
+        target = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+        if warp.qualify(target) == "warp.kernel":
+            return dec
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """Sets keyword argument `name=value` on `call`, replacing it or appending it."""
+    existing = keyword(call, name)
+    if existing is not None:
+        return call.with_changes(
+            args=[a.with_changes(value=value) if a is existing else a for a in call.args]
+        )
+    new_arg = cst.Arg(
+        value=value,
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+    args = list(call.args)
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return call.with_changes(args=[*args, new_arg])
+
+
+def decorator_with_module(dec: cst.Decorator, module: str) -> cst.Decorator:
+    """`@wp.kernel` / `@wp.kernel(...)` -> the same decorator with `module="<module>"`."""
+    value = string_arg(module)
+    if isinstance(dec.decorator, cst.Call):
+        return dec.with_changes(decorator=with_keyword(dec.decorator, "module", value))
+    return dec.with_changes(decorator=with_keyword(cst.Call(func=dec.decorator), "module", value))
+
+
+def decorator_module(dec: cst.Decorator) -> cst.BaseExpression | None:
+    if isinstance(dec.decorator, cst.Call):
+        arg = keyword(dec.decorator, "module")
+        return None if arg is None else arg.value
+    return None
+
+
+def is_string(node: cst.BaseExpression | None, value: str | None = None) -> bool:
+    if not isinstance(node, cst.SimpleString):
+        return False
+    return value is None or node.evaluated_value == value
+
+
+# --------------------------------------------------------------------------- positions
+
+
+class _SmallStatementIndex(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spans: list[tuple[int, int, cst.BaseSmallStatement, cst.CSTNode]] = []
+        self._lines: list[cst.CSTNode] = []
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._lines.append(node)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self._lines.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._lines.append(node)
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self._lines.pop()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseSmallStatement):
+            pos = self.get_metadata(PositionProvider, node)
+            self.spans.append((pos.start.line, pos.end.line, node, self._lines[-1]))
+            return False
+        if isinstance(node, cst.BaseExpression):
+            return False
+        return super().on_visit(node)
+
+
+def small_statements_by_line(wrapper: cst.MetadataWrapper) -> dict[int, list[cst.BaseSmallStatement]]:
+    """line -> small statements whose source spans that line (from the wrapper's module)."""
+    index = _SmallStatementIndex()
+    wrapper.visit(index)
+    out: dict[int, list[cst.BaseSmallStatement]] = {}
+    for start, end, node, _line in index.spans:
+        for line in range(start, end + 1):
+            out.setdefault(line, []).append(node)
+    return out
+
+
+def statement_lines(wrapper: cst.MetadataWrapper) -> dict[int, cst.BaseStatement]:
+    """line -> innermost statement (simple line or compound header) starting on that line."""
+    visitor = _StatementStarts()
+    wrapper.visit(visitor)
+    return visitor.starts
+
+
+class _StatementStarts(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts: dict[int, cst.BaseStatement] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseStatement):
+            pos = self.get_metadata(PositionProvider, node)
+            for line in range(pos.start.line, pos.end.line + 1):
+                self.starts[line] = node  # inner statements overwrite outer ones
+            return not isinstance(node, cst.SimpleStatementLine)
+        return not isinstance(node, cst.BaseExpression)
+
+
+class _InsertBefore(cst.CSTTransformer):
+    def __init__(self, target: cst.CSTNode, new: list[cst.BaseStatement], after: bool) -> None:
+        self.target, self.new, self.after = target, new, after
+
+    def _splice(
+        self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
+    ) -> list[cst.BaseStatement] | None:
+        for i, stmt in enumerate(original):
+            if stmt is self.target:
+                return insert_at(updated, i + 1 if self.after else i, self.new)
+        return None
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        spliced = self._splice(original_node.body, updated_node.body)
+        return updated_node if spliced is None else updated_node.with_changes(body=spliced)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        spliced = self._splice(original_node.body, updated_node.body)
+        return updated_node if spliced is None else updated_node.with_changes(body=spliced)
+
+
+def insert_next_to(
+    tree: cst.Module, target: cst.BaseStatement, new: list[cst.BaseStatement], after: bool = False
+) -> cst.Module:
+    """Inserts statements before (or after) `target` in whichever block holds it."""
+    return tree.visit(_InsertBefore(target, new, after))
+
+
+def body_start(block: cst.BaseSuite) -> int:
+    """Index of the first statement after a docstring in an indented block."""
+    if isinstance(block, cst.IndentedBlock) and block.body and is_docstring(block.body[0]):
+        return 1
+    return 0
+
+
+def all_statement_codes(tree: cst.Module) -> set[str]:
+    """Whitespace-free code of every simple statement line in the file (for idempotence checks)."""
+    collector = _SimpleLines()
+    tree.visit(collector)
+    return {squash(code(s)) for s in collector.lines}
+
+
+class _SimpleLines(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.lines: list[cst.SimpleStatementLine] = []
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        self.lines.append(node)
+        return False
+
+    def visit_BaseExpression(self, node: cst.BaseExpression) -> bool:  # pragma: no cover
+        return False
+
+
+def ensure_warp_alias(command: Any, warp: WarpImports) -> str:
+    """The alias to write Warp calls with; schedules `import warp as wp` when the file has none."""
+    if warp.alias is not None:
+        return warp.alias
+    command.add_needed_import("warp", asname="wp")
+    return "wp"
+
+
+def functions_named(tree: cst.Module, name: str) -> list[FoundFunction]:
+    return [f for f in find_functions(tree) if f.node.name.value == name]

@@ -1,0 +1,129 @@
+"""cpu_max_workers: serialize first loads that can target the CPU (CS-8)."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from ._base import Arg, Example, Refusal, WarpCodemod
+from ._cst import WarpImports, code, keyword, literal_value, replace_nodes, with_keyword
+
+#: positional index of (device, max_workers) in each call's signature (warp-lang 1.19)
+_POSITIONS = {"warp.force_load": (0, 3), "warp.load_module": (1, 4)}
+
+
+class _LoadCalls(cst.CSTVisitor):
+    def __init__(self, warp: WarpImports) -> None:
+        self.warp = warp
+        self.calls: list[tuple[cst.Call, str]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.warp.qualify(node.func)
+        if name in _POSITIONS:
+            self.calls.append((node, name))
+
+
+class CpuMaxWorkers(WarpCodemod):
+    """Sets `max_workers=1` on `wp.force_load(...)` / `wp.load_module(...)` calls that can target the
+    CPU: concurrent first CPU loads can report success and then fail with "Failed to find module".
+
+    args:
+      file (str): the file (relative to the repo root).
+      lines (list[int], optional): lines where the calls start; default: every such call in the file
+        except those whose `device` is a literal CUDA device.
+
+    A call already at `max_workers` 0 or 1 is left alone. Refuses when a given line has no such
+    call, or when the call on a given line has a literal CUDA-only device (nothing to fix there).
+    """
+
+    NAME = "cpu_max_workers"
+    DESCRIPTION = "Set max_workers=1 on wp.force_load / wp.load_module calls that can target the CPU."
+    ARGS = (Arg("lines", "json", "lines of the calls (default: all calls in the file)"),)
+    EXAMPLES = (
+        Example(
+            title="every load call in the file",
+            args={"file": "main.py"},
+            before=(
+                'import warp as wp\n\nwp.force_load(device="cpu", modules=mods, max_workers=4)\n'
+                'wp.load_module(sim, device=dev)\nwp.force_load(device="cuda:0", max_workers=4)\n'
+            ),
+            after=(
+                'import warp as wp\n\nwp.force_load(device="cpu", modules=mods, max_workers=1)\n'
+                "wp.load_module(sim, device=dev, max_workers=1)\n"
+                'wp.force_load(device="cuda:0", max_workers=4)\n'
+            ),
+        ),
+        Example(
+            title="one call by line, positional arguments",
+            args={"file": "main.py", "lines": [2]},
+            before="from warp import force_load\nforce_load(None, mods, None, 8)\n",
+            after="from warp import force_load\nforce_load(None, mods, None, 1)\n",
+        ),
+    )
+    REFUSALS = (
+        Refusal(
+            before="import warp as wp\nwp.force_load(device='cuda:0', modules=m, max_workers=4)\n",
+            args={"lines": [2]},
+            reason="CUDA",
+        ),
+        Refusal(before="import warp as wp\nx = 1\n", args={"lines": [2]}, reason="no wp.force_load"),
+    )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        warp = WarpImports.of(tree)
+        visitor = _LoadCalls(warp)
+        tree.visit(visitor)
+        lines = self.args["lines"]
+        selected = visitor.calls
+        if lines is not None:
+            assert self.context.wrapper is not None
+            positions = self.context.wrapper.resolve(PositionProvider)
+            starts = {int(x) for x in lines}
+            selected = [(c, n) for c, n in visitor.calls if positions[c].start.line in starts]
+            missing = starts - {positions[c].start.line for c, _ in selected}
+            if missing:
+                raise self.refuse(
+                    f"no wp.force_load/wp.load_module call starting on line(s) {sorted(missing)}"
+                )
+        replacements: dict[cst.CSTNode, cst.CSTNode] = {}
+        for call, name in selected:
+            device_index, workers_index = _POSITIONS[name]
+            device = _argument(call, "device", device_index)
+            if device is not None:
+                ok, value = literal_value(device)
+                if ok and isinstance(value, str) and value.startswith("cuda"):
+                    if lines is not None:
+                        raise self.refuse(
+                            f"`{code(call)}` targets {value} only; CUDA loads may run in parallel"
+                        )
+                    continue
+            workers = _argument(call, "max_workers", workers_index)
+            if workers is not None:
+                ok, value = literal_value(workers)
+                if ok and value in (0, 1):
+                    continue
+            replacements[call] = _with_one_worker(call, workers_index)
+        return replace_nodes(tree, replacements)
+
+
+def _argument(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:
+    arg = keyword(call, name)
+    if arg is not None:
+        return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if index < len(positional) else None
+
+
+def _with_one_worker(call: cst.Call, index: int) -> cst.Call:
+    one = cst.Integer("1")
+    if keyword(call, "max_workers") is None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if index < len(positional):
+            target = positional[index]
+            return call.with_changes(
+                args=[a.with_changes(value=one) if a is target else a for a in call.args]
+            )
+    return with_keyword(call, "max_workers", one)
+
+
+__all__ = ["CpuMaxWorkers"]

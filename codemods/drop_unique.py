@@ -1,0 +1,136 @@
+"""drop_unique: replace `module="unique"` by a shared named module (CS-9)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ._base import Arg, Example, Refusal, WarpCodemod
+from ._cst import (
+    WarpImports,
+    decorator_module,
+    find_functions,
+    is_string,
+    kernel_decorator,
+    keyword,
+    replace_nodes,
+    string_arg,
+    with_keyword,
+)
+
+
+class _InnerKernels(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.defs: list[cst.FunctionDef] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.defs.append(node)
+
+
+class DropUnique(WarpCodemod):
+    """Replaces `module="unique"` with a named module, so stable kernels share one module (one build)
+    instead of one hash-named module each.
+
+    Edits, for each name in `names`: a kernel's `@wp.kernel(module="unique")`; a factory's parameter
+    default `="unique"` (e.g. `def make(module="unique")`); and literal `module="unique"` decorators
+    of kernels defined inside that factory. Other arguments stay as written.
+
+    args:
+      file (str): the file (relative to the repo root).
+      names (list[str]): kernel and/or factory function names.
+      module (str): the named Warp module to use instead.
+
+    Refuses when a name is not found, has neither `"unique"` nor the target module (nothing to do
+    means the planner's premise is wrong), or its decorator carries `module_options` (only valid
+    with `module="unique"`).
+    """
+
+    NAME = "drop_unique"
+    DESCRIPTION = 'Replace module="unique" on given kernels/factories by a named Warp module.'
+    ARGS = (
+        Arg("names", "strs", "kernel and/or factory function names", required=True),
+        Arg("module", "str", 'named Warp module replacing "unique"', required=True),
+    )
+    EXAMPLES = (
+        Example(
+            title="kernel decorator",
+            args={"file": "ops.py", "names": ["scale"], "module": "ops"},
+            before=(
+                'import warp as wp\n\n\n@wp.kernel(module="unique", enable_backward=False)\n'
+                "def scale(x: wp.array(dtype=float)):\n    x[wp.tid()] *= 2.0\n"
+            ),
+            after=(
+                'import warp as wp\n\n\n@wp.kernel(module="ops", enable_backward=False)\n'
+                "def scale(x: wp.array(dtype=float)):\n    x[wp.tid()] *= 2.0\n"
+            ),
+        ),
+        Example(
+            title="factory parameter default",
+            args={"file": "ops.py", "names": ["make_scale"], "module": "ops"},
+            before=(
+                "from warp import kernel\n\n\ndef make_scale(s, module='unique'):\n"
+                "    @kernel(module=module)\n    def scale(x: float):\n        pass\n\n    return scale\n"
+            ),
+            after=(
+                'from warp import kernel\n\n\ndef make_scale(s, module="ops"):\n'
+                "    @kernel(module=module)\n    def scale(x: float):\n        pass\n\n    return scale\n"
+            ),
+        ),
+    )
+    REFUSALS = (
+        Refusal(
+            before="import warp as wp\n\n\n@wp.kernel\ndef k(x: float):\n    pass\n",
+            args={"names": ["k"], "module": "ops"},
+            reason='has no module="unique"',
+        ),
+        Refusal(
+            before=(
+                "import warp as wp\n\n\n@wp.kernel(module='unique', module_options={'fast_math': True})\n"
+                "def k(x: float):\n    pass\n"
+            ),
+            args={"names": ["k"], "module": "ops"},
+            reason="module_options",
+        ),
+        Refusal(before="import warp as wp\n", args={"names": ["k"], "module": "ops"}, reason="no function"),
+    )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        warp = WarpImports.of(tree)
+        module = self.args["module"]
+        replacements: dict[cst.CSTNode, cst.CSTNode] = {}
+        functions = find_functions(tree)
+        for name in self.args["names"]:
+            found = [f.node for f in functions if f.node.name.value == name]
+            if not found:
+                raise self.refuse(f"no function named {name!r}")
+            touched = already = False
+            for func in found:
+                inner = _InnerKernels()
+                func.body.visit(inner)
+                for kernel in [func, *inner.defs]:
+                    dec = kernel_decorator(kernel, warp)
+                    value = None if dec is None else decorator_module(dec)
+                    if is_string(value, "unique"):
+                        assert dec is not None and isinstance(dec.decorator, cst.Call)
+                        if keyword(dec.decorator, "module_options") is not None:
+                            raise self.refuse(
+                                f"{kernel.name.value}() sets module_options, "
+                                'only accepted with module="unique"'
+                            )
+                        replacements[dec] = dec.with_changes(
+                            decorator=with_keyword(dec.decorator, "module", string_arg(module))
+                        )
+                        touched = True
+                    elif is_string(value, module) and kernel is func:
+                        already = True
+                for param in [*func.params.params, *func.params.kwonly_params, *func.params.posonly_params]:
+                    if is_string(param.default, "unique"):
+                        replacements[param] = param.with_changes(default=string_arg(module))
+                        touched = True
+                    elif is_string(param.default, module):
+                        already = True
+            if not (touched or already):
+                raise self.refuse(f'{name}() has no module="unique" (decorator or parameter default)')
+        return replace_nodes(tree, replacements)
+
+
+__all__ = ["DropUnique"]

@@ -1,0 +1,235 @@
+"""hoist_options: move a constant module-options call out of a function to module scope (CS-3)."""
+
+from __future__ import annotations
+
+import json
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from ._base import Arg, Example, Refusal, WarpCodemod
+from ._cst import (
+    WarpImports,
+    code,
+    find_functions,
+    header_end,
+    insert_at,
+    is_string,
+    literal_value,
+    module_has_statement,
+    parse_stmt,
+    remove_statements,
+    single_call,
+    with_blank_line_before,
+    without_leading_blank_lines,
+)
+
+
+def options_call_parts(call: cst.Call, warp: WarpImports) -> tuple[str, cst.BaseExpression | None] | None:
+    """("set", None) for `wp.set_module_options(d)`, ("get", name_expr) for
+    `wp.get_module(name).options.update(d)`; None for anything else."""
+    if warp.is_call_to(call, "set_module_options"):
+        return "set", None
+    func = call.func
+    if (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "update"
+        and isinstance(func.value, cst.Attribute)
+        and func.value.attr.value == "options"
+        and warp.is_call_to(func.value.value, "get_module")
+    ):
+        getter = func.value.value
+        assert isinstance(getter, cst.Call)
+        return "get", getter.args[0].value if getter.args else None
+    return None
+
+
+def options_dict(call: cst.Call) -> cst.BaseExpression | None:
+    """The options argument (first positional or `options=`) when it is the only argument."""
+    if len(call.args) != 1:
+        return None
+    arg = call.args[0]
+    if arg.keyword is None or arg.keyword.value == "options":
+        return arg.value
+    return None
+
+
+class _OptionsCalls(cst.CSTVisitor):
+    def __init__(self, warp: WarpImports) -> None:
+        self.warp = warp
+        self.found: list[cst.SimpleStatementLine] = []
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        call = single_call(node)
+        if call is not None and options_call_parts(call, self.warp) is not None:
+            self.found.append(node)
+        return False
+
+
+class HoistOptions(WarpCodemod):
+    """Moves `wp.set_module_options({...})` / `wp.get_module(name).options.update({...})` from a
+    function body to module scope, so the options are in place before the module's first load.
+
+    Placement: right after the file's import header (see `header_end`): after the last top-level
+    import, and after any `wp.config.X = ...` lines that directly follow it; this is before every
+    kernel definition and any top-level launch. The function keeps its other statements (`pass`
+    when nothing is left). Only calls that are direct statements of the function body move.
+
+    args:
+      file (str): path of the file that owns the module (relative to the repo root).
+      function (str): name of the `def` holding the call (methods and nested defs too).
+      module (str, optional): Warp module name; the module-scope statement becomes
+        `wp.get_module("<module>").options.update({...})`. Default: keep the call as written
+        (`wp.set_module_options` targets this file's Python module, as it did in the function).
+      line (int, optional): hoist only the call starting on this line (default: all in the body).
+
+    Refuses when the options are not a literal of constants, the call sits inside an if/for/with/try,
+    takes extra arguments, names another module than `module`, or the function has no options call
+    and the module scope has none either.
+    """
+
+    NAME = "hoist_options"
+    DESCRIPTION = (
+        "Move a constant Warp module-options call from a function to module scope (before any load)."
+    )
+    ARGS = (
+        Arg("function", "str", "name of the def that contains the options call", required=True),
+        Arg("module", "str", 'Warp module name: emit wp.get_module("<module>").options.update({...})'),
+        Arg("line", "int", "only the call that starts on this line"),
+    )
+    EXAMPLES = (
+        Example(
+            title="set_module_options in a setup function",
+            args={"file": "sim.py", "function": "setup"},
+            before=(
+                "import warp as wp\n\n\n"
+                "@wp.kernel\ndef step(x: wp.array(dtype=float)):\n    x[wp.tid()] += 1.0\n\n\n"
+                'def setup():\n    wp.set_module_options({"fast_math": True})\n'
+            ),
+            after=(
+                'import warp as wp\n\nwp.set_module_options({"fast_math": True})\n\n\n'
+                "@wp.kernel\ndef step(x: wp.array(dtype=float)):\n    x[wp.tid()] += 1.0\n\n\n"
+                "def setup():\n    pass\n"
+            ),
+        ),
+        Example(
+            title="named module, other statements stay",
+            args={"file": "sim.py", "function": "run", "module": "solver"},
+            before=(
+                'import warp\n\n\ndef run(n):\n    """Run it."""\n'
+                '    warp.get_module("solver").options.update({"max_unroll": 4})\n    return n\n'
+            ),
+            after=(
+                'import warp\n\nwarp.get_module("solver").options.update({"max_unroll": 4})\n\n\n'
+                'def run(n):\n    """Run it."""\n    return n\n'
+            ),
+        ),
+        Example(
+            title="set_module_options re-targeted at an explicitly named module",
+            args={"file": "sim.py", "function": "setup", "module": "sim_stage"},
+            before=(
+                "import warp as wp\n\n\ndef setup():\n"
+                "    wp.set_module_options({'mode': 'release'})\n    go()\n"
+            ),
+            after=(
+                "import warp as wp\n\nwp.get_module(\"sim_stage\").options.update({'mode': 'release'})\n\n\n"
+                "def setup():\n    go()\n"
+            ),
+        ),
+    )
+    REFUSALS = (
+        Refusal(
+            before="import warp as wp\n\n\ndef setup(fm):\n    wp.set_module_options({'fast_math': fm})\n",
+            args={"function": "setup"},
+            reason="not a literal of constants",
+        ),
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef setup(a):\n    if a:\n"
+                "        wp.set_module_options({'fast_math': True})\n"
+            ),
+            args={"function": "setup"},
+            reason="inside a conditional",
+        ),
+        Refusal(before="import warp as wp\n", args={"function": "setup"}, reason="no function named"),
+    )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        warp = WarpImports.of(tree)
+        name = self.args["function"]
+        functions = [f for f in find_functions(tree) if f.node.name.value == name]
+        if not functions:
+            raise self.refuse(f"no function named {name!r}")
+        wanted_line = self.args["line"]
+        positions = self.resolve_positions() if wanted_line is not None else None
+
+        moved: list[cst.SimpleStatementLine] = []
+        for found in functions:
+            visitor = _OptionsCalls(warp)
+            found.node.body.visit(visitor)
+            body = found.node.body.body if isinstance(found.node.body, cst.IndentedBlock) else ()
+            for stmt in visitor.found:
+                if positions is not None and positions[stmt].start.line != wanted_line:
+                    continue
+                if stmt not in body:
+                    raise self.refuse(
+                        f"the options call `{code(stmt).strip()}` in {name}() is inside a conditional, "
+                        "loop, with or try block; hoisting it would make it unconditional"
+                    )
+                moved.append(stmt)
+
+        if not moved:
+            if self._module_scope_has_options(tree, warp):
+                return tree
+            where = f" on line {wanted_line}" if wanted_line is not None else ""
+            raise self.refuse(f"no module-options call{where} directly in {name}()")
+
+        new_statements = [self._module_statement(stmt, warp) for stmt in moved]
+        tree = remove_statements(tree, [s.body[0] for s in moved])
+        new_statements = [s for s in new_statements if not module_has_statement(tree, code(s))]
+        deduped: list[cst.SimpleStatementLine] = []
+        for stmt in new_statements:
+            if all(code(stmt) != code(d) for d in deduped):
+                deduped.append(stmt)
+        if not deduped:
+            return tree
+        deduped[0] = with_blank_line_before(deduped[0])
+        index = header_end(tree, warp)
+        return tree.with_changes(body=insert_at(tree.body, index, deduped))
+
+    def resolve_positions(self):  # noqa: ANN201 - libcst mapping type
+        assert self.context.wrapper is not None
+        return self.context.wrapper.resolve(PositionProvider)
+
+    def _module_scope_has_options(self, tree: cst.Module, warp: WarpImports) -> bool:
+        for stmt in tree.body:
+            call = single_call(stmt)
+            if call is not None and options_call_parts(call, warp) is not None:
+                return True
+        return False
+
+    def _module_statement(self, stmt: cst.SimpleStatementLine, warp: WarpImports) -> cst.SimpleStatementLine:
+        call = single_call(stmt)
+        assert call is not None
+        kind, target = options_call_parts(call, warp) or ("", None)
+        options = options_dict(call)
+        if options is None:
+            raise self.refuse(f"`{code(call)}` must take exactly one argument, the options dict")
+        ok, value = literal_value(options)
+        if not ok or not isinstance(value, dict):
+            raise self.refuse(f"options `{code(options)}` are not a literal of constants")
+        module = self.args["module"]
+        if kind == "get":
+            if target is None or not (is_string(target) or code(target) == "__name__"):
+                raise self.refuse(f"`{code(call)}`: get_module() must name a string literal or __name__")
+            if module is not None and not is_string(target, module):
+                raise self.refuse(f"`{code(call)}` names another module than {module!r}")
+        if module is None or kind == "get":
+            return without_leading_blank_lines(stmt)
+        assert isinstance(call.func, cst.Attribute)
+        alias = code(call.func.value)
+        text = f"{alias}.get_module({json.dumps(module)}).options.update({code(options)})"
+        return parse_stmt(text)
+
+
+__all__ = ["HoistOptions"]

@@ -1,0 +1,261 @@
+"""keep_cache: remove incidental statements that destroy Warp's (or CUDA's) compile cache (CS-2)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
+from ._cst import (
+    WarpImports,
+    code,
+    find_functions,
+    literal_value,
+    remove_statements,
+    small_statements_by_line,
+)
+
+
+def _call_name(call: cst.Call) -> str:
+    return code(call.func).replace(" ", "")
+
+
+def _is_temp_dir_call(node: cst.BaseExpression) -> bool:
+    """`tempfile.mkdtemp(...)`, `mkdtemp(...)`, `tempfile.TemporaryDirectory(...).name`."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "name":
+        node = node.value
+    return isinstance(node, cst.Call) and _call_name(node).rsplit(".", 1)[-1] in {
+        "mkdtemp",
+        "TemporaryDirectory",
+    }
+
+
+class _TempNames(cst.CSTVisitor):
+    """Names bound to a per-run temporary directory: `d = tempfile.mkdtemp()`, `with ... as d`."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if _is_temp_dir_call(node.value):
+            self.names.update(code(t.target) for t in node.targets)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if _is_temp_dir_call(node.item) and node.asname is not None:
+            self.names.add(code(node.asname.name))
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
+def _root_names(node: cst.CSTNode) -> set[str]:
+    collector = _Names()
+    node.visit(collector)
+    return collector.names
+
+
+def remove_unused_imports(tree: cst.Module, candidates: set[str]) -> cst.Module:
+    """Drops top-level `import x` / `from m import x` bindings among `candidates` that the file no
+    longer mentions (a word match on the new source: cheap, and errs on the side of keeping)."""
+    if not candidates:
+        return tree
+    text = tree.code
+    body: list[cst.BaseStatement] = []
+    for stmt in tree.body:
+        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+            statement_text = code(stmt)
+            kept = []
+            for alias in small.names:
+                bound = code(alias.asname.name) if alias.asname else code(alias.name).split(".")[0]
+                pattern = rf"\b{re.escape(bound)}\b"
+                if bound in candidates and len(re.findall(pattern, text)) <= len(
+                    re.findall(pattern, statement_text)
+                ):
+                    continue
+                kept.append(alias)
+            if not kept:
+                continue
+            if len(kept) != len(small.names):
+                kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                stmt = stmt.with_changes(body=[small.with_changes(names=kept)])
+        body.append(stmt)
+    return (
+        tree
+        if len(body) == len(tree.body) and all(a is b for a, b in zip(body, tree.body))
+        else (tree.with_changes(body=body))
+    )
+
+
+class KeepCache(WarpCodemod):
+    """Removes statements, by exact site, that make every run a cold start: the kernel cache cleared
+    or disabled, a per-run temporary `kernel_cache_dir` (and its removal at exit), or the CUDA driver
+    cache disabled. Maintenance code (e.g. a `--rebuild` path) is protected by name.
+
+    Recognised statements: `wp.clear_kernel_cache()`, `wp.clear_lto_cache()`,
+    `wp.config.cache_kernels = False`, `wp.config.kernel_cache_dir = <temporary dir>` (a
+    `tempfile.mkdtemp()`/`TemporaryDirectory()` call or a name bound to one), `shutil.rmtree(<that
+    dir>)` and `atexit.register(shutil.rmtree, <that dir>)`, `os.environ["CUDA_CACHE_DISABLE"] = ...`
+    and `os.environ.setdefault("CUDA_CACHE_DISABLE", ...)`. Imports left unused are removed; an
+    emptied block gets `pass`.
+
+    args:
+      file (str): the file (relative to the repo root).
+      lines (list[int]): 1-based lines of the statements to remove, as in the unmodified file.
+      protected_functions (list[str], optional): maintenance functions that must keep clearing.
+      Python API alternative to file/lines: sites (list[{"file": str, "line": int}]).
+
+    A line that holds no statement of a recognised kind is taken as already fixed (idempotence),
+    and left alone. Refuses when a site is inside a protected function, when a recognised kind has
+    the wrong target (`kernel_cache_dir` set to a fixed path, `rmtree` of another directory,
+    `cache_kernels = True`).
+    """
+
+    NAME = "keep_cache"
+    DESCRIPTION = "Remove given cache-destroying statements (clear_kernel_cache, temp cache dirs, ...)."
+    FILE_KEYS = ("file", "sites")
+    ARGS = (
+        Arg("lines", "json", "lines of the statements to remove, e.g. [12, 40]", required=True),
+        Arg("protected_functions", "strs", "maintenance functions that must keep clearing", default=[]),
+    )
+    EXAMPLES = (
+        Example(
+            title="per-run temporary cache and a clear at start",
+            args={"file": "app.py", "lines": [7, 8, 9], "protected_functions": ["rebuild"]},
+            before=(
+                "import atexit\nimport shutil\nimport tempfile\n\nimport warp as wp\n\n"
+                "wp.config.kernel_cache_dir = tempfile.mkdtemp()\n"
+                "atexit.register(shutil.rmtree, wp.config.kernel_cache_dir)\n"
+                "wp.clear_kernel_cache()\n\n\ndef rebuild():\n    wp.clear_kernel_cache()\n"
+            ),
+            after="import warp as wp\n\n\ndef rebuild():\n    wp.clear_kernel_cache()\n",
+        ),
+        Example(
+            title="CUDA driver cache disabled inside main()",
+            args={"file": "app.py", "lines": [6]},
+            before=(
+                "import os\nimport warp as wp\n\n\ndef main():\n"
+                '    os.environ["CUDA_CACHE_DISABLE"] = "1"\n    wp.init()\n'
+            ),
+            after="import warp as wp\n\n\ndef main():\n    wp.init()\n",
+        ),
+    )
+    REFUSALS = (
+        Refusal(
+            before="import warp as wp\n\n\ndef rebuild():\n    wp.clear_kernel_cache()\n",
+            args={"lines": [5], "protected_functions": ["rebuild"]},
+            reason="protected",
+        ),
+        Refusal(
+            before="import warp as wp\n\nwp.config.kernel_cache_dir = '/data/cache'\n",
+            args={"lines": [3]},
+            reason="not a per-run temporary directory",
+        ),
+    )
+
+    @classmethod
+    def split_by_file(cls, args: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        if "sites" not in args:
+            return super().split_by_file(args)
+        protected = args.get("protected_functions") or []
+        by_file: dict[str, dict[str, Any]] = {}
+        for site in args["sites"]:
+            if not (isinstance(site, dict) and "file" in site and "line" in site):
+                raise CodemodRefused(f"keep_cache: a site must be {{'file': ..., 'line': ...}}, got {site!r}")
+            entry = by_file.setdefault(str(site["file"]), {"lines": [], "protected_functions": protected})
+            entry["lines"].append(int(site["line"]))
+        return by_file
+
+    @classmethod
+    def source_args(cls, args: dict[str, Any]) -> dict[str, Any]:
+        out = super().source_args(args)
+        if "sites" in args:
+            out["lines"] = [int(s["line"]) for s in args["sites"]]
+        return out
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        warp = WarpImports.of(tree)
+        assert self.context.wrapper is not None
+        by_line = small_statements_by_line(self.context.wrapper)
+        positions = self.context.wrapper.resolve(PositionProvider)
+        protected = [
+            (f.node.name.value, positions[f.node].start.line, positions[f.node].end.line)
+            for f in find_functions(tree)
+            if f.node.name.value in set(self.args["protected_functions"] or [])
+        ]
+        temp_names = _TempNames()
+        tree.visit(temp_names)
+        cache_dirs = self._cache_dir_expressions(tree, warp, temp_names.names)
+
+        doomed: list[cst.BaseSmallStatement] = []
+        for line in self.args["lines"] or []:
+            for small in by_line.get(int(line), []):
+                if positions[small].start.line != int(line):
+                    continue
+                if not self._destroys_cache(small, warp, temp_names.names, cache_dirs):
+                    continue
+                for fname, start, end in protected:
+                    if start <= line <= end:
+                        raise self.refuse(f"line {line} is in {fname}(), a protected maintenance function")
+                doomed.append(small)
+        tree = remove_statements(tree, doomed)
+        return remove_unused_imports(tree, {n for small in doomed for n in _root_names(small)})
+
+    @staticmethod
+    def _cache_dir_expressions(tree: cst.Module, warp: WarpImports, temp: set[str]) -> set[str]:
+        exprs = {f"{alias}.config.kernel_cache_dir" for alias in warp.module_aliases}
+        exprs |= temp
+        return exprs
+
+    def _destroys_cache(
+        self, small: cst.BaseSmallStatement, warp: WarpImports, temp: set[str], cache_dirs: set[str]
+    ) -> bool:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            call = small.value
+            if warp.is_call_to(call, "clear_kernel_cache", "clear_lto_cache"):
+                return True
+            name = _call_name(call)
+            if name.rsplit(".", 1)[-1] == "rmtree" and call.args:
+                return self._removes_cache_dir(call.args[0].value, cache_dirs, code(small))
+            is_register = name.endswith("atexit.register") or name == "register"
+            first = code(call.args[0].value) if call.args else ""
+            if is_register and len(call.args) >= 2 and first.rsplit(".", 1)[-1] == "rmtree":
+                return self._removes_cache_dir(call.args[1].value, cache_dirs, code(small))
+            if name.endswith("environ.setdefault") and call.args:
+                ok, key = literal_value(call.args[0].value)
+                return ok and key == "CUDA_CACHE_DISABLE"
+            return False
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target = small.targets[0].target
+            qualified = warp.qualify(target)
+            if qualified == "warp.config.cache_kernels":
+                ok, value = literal_value(small.value)
+                if ok and value is False:
+                    return True
+                raise self.refuse(f"`{code(small)}` does not disable the cache")
+            if qualified == "warp.config.kernel_cache_dir":
+                if _is_temp_dir_call(small.value) or code(small.value) in temp:
+                    return True
+                raise self.refuse(
+                    f"`{code(small)}`: {code(small.value)} is not a per-run temporary directory"
+                )
+            if isinstance(target, cst.Subscript) and code(target.value).endswith("environ"):
+                ok, key = literal_value(target.slice[0].slice.value) if target.slice else (False, None)
+                return ok and key == "CUDA_CACHE_DISABLE"
+        return False
+
+    def _removes_cache_dir(self, arg: cst.BaseExpression, cache_dirs: set[str], text: str) -> bool:
+        if code(arg).replace(" ", "") in cache_dirs:
+            return True
+        raise self.refuse(f"`{text}` removes {code(arg)}, not the kernel cache directory")
+
+
+__all__ = ["KeepCache"]

@@ -1,0 +1,256 @@
+"""kernels_to_module_scope: move a kernel out of its factory function to module scope (CS-1, CS-9)."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import FunctionScope, GlobalScope, PositionProvider, Scope, ScopeProvider
+
+from ._base import Arg, Example, Refusal, WarpCodemod
+from ._cst import (
+    WarpImports,
+    code,
+    decorator_module,
+    find_functions,
+    is_string,
+    kernel_decorator,
+    keyword,
+    string_arg,
+    with_keyword,
+)
+
+
+class _Nodes(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.ids.add(id(node))
+        return True
+
+
+def _node_ids(*nodes: cst.CSTNode | None) -> set[int]:
+    collector = _Nodes()
+    for node in nodes:
+        if node is not None:
+            node.visit(collector)
+    return collector.ids
+
+
+class KernelsToModuleScope(WarpCodemod):
+    """Moves kernels defined inside a factory function to module scope, so they exist (and join their
+    module) at import, before the first load, instead of being added per call after it.
+
+    Each kernel lands right before the top-level statement that holds the factory; the factory
+    then returns (or otherwise uses) the module-level kernel. Decorator arguments, docstring,
+    comments and the function name are kept. `module="unique"`, or `module=<factory parameter>`,
+    becomes `module="<module>"` when `module` is given.
+
+    args:
+      file (str): the file (relative to the repo root).
+      factory (str): name of the factory `def`.
+      kernels (list[str]): names of the kernel `def`s directly in the factory body.
+      module (str, optional): named Warp module replacing `module="unique"` / a `module=` parameter.
+
+    Refuses when a kernel reads a parameter or local of the factory (or of an enclosing function),
+    except a factory parameter used only as the decorator's `module=` value when `module` is given;
+    when a name the decorator or annotations need at definition time is defined only after the
+    factory; when a module-level name already has the kernel's name; when `module_options` would
+    end up without `module="unique"`.
+    """
+
+    NAME = "kernels_to_module_scope"
+    DESCRIPTION = "Move kernels defined in a factory function to module scope; the factory returns them."
+    ARGS = (
+        Arg("factory", "str", "name of the factory def", required=True),
+        Arg("kernels", "strs", "kernel def names inside the factory", required=True),
+        Arg("module", "str", 'named Warp module replacing module="unique" or a module= parameter'),
+    )
+    EXAMPLES = (
+        Example(
+            title="factory that defaults to a unique module",
+            args={"file": "sim.py", "factory": "make_integrate", "kernels": ["integrate"], "module": "sim"},
+            before=(
+                "import warp as wp\n\nDT = 0.1\n\n\n"
+                'def make_integrate(module="unique"):\n'
+                "    # explicit Euler\n"
+                "    @wp.kernel(enable_backward=False, module=module)\n"
+                "    def integrate(x: wp.array(dtype=float)):\n"
+                '        """x += DT"""\n'
+                "        tid = wp.tid()  # one thread per element\n"
+                "        x[tid] = x[tid] + DT\n\n"
+                "    return integrate\n"
+            ),
+            after=(
+                "import warp as wp\n\nDT = 0.1\n\n\n"
+                "# explicit Euler\n"
+                '@wp.kernel(enable_backward=False, module="sim")\n'
+                "def integrate(x: wp.array(dtype=float)):\n"
+                '    """x += DT"""\n'
+                "    tid = wp.tid()  # one thread per element\n"
+                "    x[tid] = x[tid] + DT\n\n\n"
+                'def make_integrate(module="unique"):\n'
+                "    return integrate\n"
+            ),
+        ),
+    )
+    REFUSALS = (
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef make(scale):\n    @wp.kernel\n"
+                "    def k(x: wp.array(dtype=float)):\n        x[0] = scale\n\n    return k\n"
+            ),
+            args={"factory": "make", "kernels": ["k"]},
+            reason="captures 'scale'",
+        ),
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef make(module='unique'):\n    @wp.kernel(module=module)\n"
+                "    def k(x: wp.array(dtype=float)):\n        x[0] = 1.0\n\n    return k\n"
+            ),
+            args={"factory": "make", "kernels": ["k"]},
+            reason="give `module`",
+        ),
+    )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        warp = WarpImports.of(tree)
+        functions = find_functions(tree)
+        factories = [f for f in functions if f.node.name.value == self.args["factory"]]
+        if len(factories) != 1:
+            raise self.refuse(f"expected one function named {self.args['factory']!r}, found {len(factories)}")
+        factory = factories[0]
+        if not isinstance(factory.node.body, cst.IndentedBlock):
+            raise self.refuse(f"{self.args['factory']}() has no indented body")
+        body = list(factory.node.body.body)
+        top_level = {s.name.value for s in tree.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+
+        moved: list[cst.FunctionDef] = []
+        for name in self.args["kernels"]:
+            kernel = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+            if kernel is None:
+                if name in top_level:
+                    continue  # already at module scope
+                raise self.refuse(f"no kernel def {name!r} directly in {self.args['factory']}()")
+            if name in top_level:
+                raise self.refuse(f"module scope already defines {name!r}")
+            if kernel_decorator(kernel, warp) is None:
+                raise self.refuse(f"{name}() is not decorated with wp.kernel")
+            moved.append(self._module_level_kernel(kernel, factory.node, factory.top, warp))
+        if not moved:
+            return tree
+
+        originals = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+        remaining = [s for s in body if not any(s is originals[k.name.value] for k in moved)]
+        if not remaining:
+            remaining = [cst.SimpleStatementLine(body=[cst.Pass()])]
+        elif remaining[0] is not body[0]:
+            remaining[0] = remaining[0].with_changes(
+                leading_lines=[ln for ln in remaining[0].leading_lines if ln.comment is not None]
+            )
+        new_factory = factory.node.with_changes(body=factory.node.body.with_changes(body=remaining))
+
+        module_body: list[cst.BaseStatement] = []
+        for stmt in tree.body:
+            if stmt is factory.top:
+                module_body += moved
+                stmt = new_factory if stmt is factory.node else stmt
+            module_body.append(stmt)
+        tree = tree.with_changes(body=module_body)
+        if factory.top is not factory.node:
+            from ._cst import replace_nodes
+
+            tree = replace_nodes(tree, {factory.node: new_factory})
+        return tree
+
+    def _module_level_kernel(
+        self, kernel: cst.FunctionDef, factory: cst.FunctionDef, top: cst.BaseStatement, warp: WarpImports
+    ) -> cst.FunctionDef:
+        name = kernel.name.value
+        decorator = kernel_decorator(kernel, warp)
+        assert decorator is not None
+        module_value = decorator_module(decorator)
+        module_ids = _node_ids(module_value)
+        kernel_ids = _node_ids(kernel)
+        param_names = {p.name.value for p in _all_params(factory.params)}
+
+        scopes = self.context.wrapper.resolve(ScopeProvider)  # type: ignore[union-attr]
+        factory_scope = scopes[factory.body.body[0]]  # type: ignore[index]
+        enclosing: list[Scope] = []
+        scope: Scope | None = factory_scope
+        while isinstance(scope, FunctionScope):
+            enclosing.append(scope)
+            scope = scope.parent
+        for scope in enclosing:
+            for assignment in scope.assignments:
+                if assignment.name == name:
+                    continue
+                for access in assignment.references:
+                    if id(access.node) not in kernel_ids:
+                        continue
+                    in_module_arg = id(access.node) in module_ids
+                    if in_module_arg and scope is factory_scope and assignment.name in param_names:
+                        if self.args["module"] is None:
+                            raise self.refuse(
+                                f"{name}(): decorator module={assignment.name} is a factory parameter; "
+                                "give `module` to name the module"
+                            )
+                        continue
+                    raise self.refuse(
+                        f"{name}() captures {assignment.name!r} from {factory.name.value}(); "
+                        "it is made per call and cannot move to module scope"
+                    )
+        self._check_definition_time_names(kernel, decorator, top, scopes)
+
+        new_decorator = decorator
+        module = self.args["module"]
+        replace = module is not None and (
+            is_string(module_value, "unique") or isinstance(module_value, cst.Name)
+        )
+        if replace:
+            assert isinstance(decorator.decorator, cst.Call)
+            if keyword(decorator.decorator, "module_options") is not None:
+                raise self.refuse(f'{name}(): module_options is only accepted with module="unique"')
+            new_decorator = decorator.with_changes(
+                decorator=with_keyword(decorator.decorator, "module", string_arg(module))
+            )
+        decorators = [new_decorator if d is decorator else d for d in kernel.decorators]
+        comments = [ln for ln in kernel.leading_lines if ln.comment is not None]
+        return kernel.with_changes(decorators=decorators, leading_lines=[cst.EmptyLine()] * 2 + comments)
+
+    def _check_definition_time_names(self, kernel, decorator, top, scopes) -> None:  # noqa: ANN001
+        """Decorator, annotations and defaults run at `def` time: their module-level names must exist
+        before the factory's position."""
+        positions = self.context.wrapper.resolve(PositionProvider)  # type: ignore[union-attr]
+        limit = positions[top].start.line
+        eager = [decorator, *[p.annotation for p in _all_params(kernel.params)]]
+        eager += [p.default for p in _all_params(kernel.params)]
+        eager_ids = _node_ids(*eager)
+        global_scope = next((s for s in scopes.values() if isinstance(s, GlobalScope)), None)
+        if global_scope is None:
+            return
+        for assignment in global_scope.assignments:
+            if not isinstance(assignment.node, cst.CSTNode):
+                continue
+            if not any(id(a.node) in eager_ids for a in assignment.references):
+                continue
+            defined = [
+                positions[a.node].start.line
+                for a in global_scope.assignments[assignment.name]
+                if isinstance(a.node, cst.CSTNode) and a.node in positions
+            ]
+            if defined and min(defined) >= limit:
+                raise self.refuse(
+                    f"{kernel.name.value}() needs {assignment.name!r} at definition time, "
+                    f"but it is defined after {code(top.name) if hasattr(top, 'name') else 'the factory'}"
+                )
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    out = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            out.append(star)
+    return out
+
+
+__all__ = ["KernelsToModuleScope"]

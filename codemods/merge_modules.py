@@ -1,0 +1,82 @@
+"""merge_modules: put a set of stable kernels into one named module (CS-4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
+from .split_by_block_dim import assign_modules
+
+
+class MergeModules(WarpCodemod):
+    """Gives the named kernels one named Warp module (`module="<module>"` on each decorator), so
+    kernels with one lifecycle build once together instead of as many small modules.
+
+    args:
+      file (str): the file (relative to the repo root).
+      kernels (list[str]): kernel function names in that file.
+      module (str): the shared named Warp module.
+    args, across files (Python API):
+      kernels (list[[str, str]]): (file, kernel name) pairs, e.g. [["pkg/a.py", "k1"], ["pkg/b.py", "k2"]].
+      module (str): the shared named Warp module.
+
+    Refuses when a kernel is missing or not a Warp kernel, its `module=` is computed, or it carries
+    `module_options`.
+    """
+
+    NAME = "merge_modules"
+    DESCRIPTION = "Give a set of kernels (one file or several) one named Warp module."
+    ARGS = (
+        Arg("kernels", "strs", "kernel function names", required=True),
+        Arg("module", "str", "shared named Warp module", required=True),
+    )
+    EXAMPLES = (
+        Example(
+            title="three one-kernel modules become one",
+            args={"file": "ops.py", "kernels": ["add", "mul"], "module": "ops"},
+            before=(
+                'import warp\n\n\n@warp.kernel(module="unique")\ndef add(a: float):\n    pass\n\n\n'
+                "@warp.kernel\ndef mul(a: float):\n    pass\n"
+            ),
+            after=(
+                'import warp\n\n\n@warp.kernel(module="ops")\ndef add(a: float):\n    pass\n\n\n'
+                '@warp.kernel(module="ops")\ndef mul(a: float):\n    pass\n'
+            ),
+        ),
+    )
+    REFUSALS = (
+        Refusal(
+            before="import warp as wp\n\n\ndef add(a: float):\n    pass\n",
+            args={"kernels": ["add"], "module": "ops"},
+            reason="not decorated with wp.kernel",
+        ),
+    )
+
+    @classmethod
+    def split_by_file(cls, args: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        kernels = args.get("kernels") or []
+        if all(isinstance(k, str) for k in kernels):
+            return super().split_by_file(args)
+        by_file: dict[str, dict[str, Any]] = {}
+        for item in kernels:
+            if not (isinstance(item, (list, tuple)) and len(item) == 2):
+                raise CodemodRefused(
+                    f"merge_modules: kernels must be names or [file, name] pairs, got {item!r}"
+                )
+            entry = by_file.setdefault(str(item[0]), {"kernels": [], "module": args.get("module")})
+            entry["kernels"].append(item[1])
+        return by_file
+
+    @classmethod
+    def source_args(cls, args: dict[str, Any]) -> dict[str, Any]:
+        out = super().source_args(args)
+        out["kernels"] = [k if isinstance(k, str) else k[1] for k in out.get("kernels") or []]
+        return out
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        return assign_modules(self, tree, {k: self.args["module"] for k in self.args["kernels"]})
+
+
+__all__ = ["MergeModules"]

@@ -1,0 +1,167 @@
+"""The Python API (apply_codemod / transform_source), the CLI, and how people really import Warp."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codemods import REGISTRY, CodemodRefused, apply_codemod, transform_source
+
+REPO = Path(__file__).resolve().parents[2]
+
+SIM = '''\
+"""A small simulation module."""
+
+import warp as wp  # the GPU kernels
+
+# time step
+DT = 0.01
+
+
+@wp.kernel(module="unique")
+def integrate(x: wp.array(dtype=float), v: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] + v[i] * DT  # explicit Euler
+
+
+def configure():
+    wp.set_module_options({"fast_math": False})
+'''
+
+
+def test_registry_has_the_ten_codemods() -> None:
+    assert sorted(REGISTRY) == sorted(
+        [
+            "hoist_options",
+            "config_at_entry",
+            "kernels_to_module_scope",
+            "drop_unique",
+            "split_by_block_dim",
+            "merge_modules",
+            "register_overloads",
+            "keep_cache",
+            "preload",
+            "cpu_max_workers",
+        ]
+    )
+
+
+def test_apply_changes_files_once_and_is_idempotent(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    sim = tmp_path / "pkg" / "sim.py"
+    sim.write_text(SIM)
+    args = {"file": "pkg/sim.py", "names": ["integrate"], "module": "sim"}
+    assert apply_codemod("drop_unique", tmp_path, args) == [sim.resolve()]
+    assert sim.read_text() == SIM.replace('module="unique"', 'module="sim"')
+    assert apply_codemod("drop_unique", tmp_path, args) == []
+
+
+def test_edits_leave_everything_else_byte_identical() -> None:
+    out = transform_source("hoist_options", SIM, {"function": "configure"})
+    assert out == SIM.replace(
+        "# time step",
+        'wp.set_module_options({"fast_math": False})\n\n# time step',
+    ).replace('    wp.set_module_options({"fast_math": False})\n', "    pass\n")
+
+
+def test_refusal_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(SIM)
+    (tmp_path / "b.py").write_text("import warp as wp\n")
+    args = {"kernels": [["a.py", "integrate"], ["b.py", "missing"]], "module": "m"}
+    with pytest.raises(CodemodRefused, match="no kernel def named 'missing'"):
+        apply_codemod("merge_modules", tmp_path, args)
+    assert (tmp_path / "a.py").read_text() == SIM
+
+
+def test_merge_modules_across_files(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("import warp as wp\n\n\n@wp.kernel\ndef ka(x: float):\n    pass\n")
+    (tmp_path / "b.py").write_text(
+        "from warp import kernel\n\n\n@kernel(module='unique')\ndef kb(x: float):\n    pass\n"
+    )
+    args = {"kernels": [["a.py", "ka"], ["b.py", "kb"]], "module": "shared"}
+    changed = apply_codemod("merge_modules", tmp_path, args)
+    assert sorted(p.name for p in changed) == ["a.py", "b.py"]
+    assert '@wp.kernel(module="shared")' in (tmp_path / "a.py").read_text()
+    assert '@kernel(module="shared")' in (tmp_path / "b.py").read_text()
+    assert apply_codemod("merge_modules", tmp_path, args) == []
+
+
+def test_keep_cache_by_sites(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("import warp as wp\n\nwp.config.cache_kernels = False\nwp.init()\n")
+    args = {"sites": [{"file": "app.py", "line": 3}], "protected_functions": []}
+    assert apply_codemod("keep_cache", tmp_path, args)
+    assert (tmp_path / "app.py").read_text() == "import warp as wp\n\nwp.init()\n"
+    assert apply_codemod("keep_cache", tmp_path, args) == []
+
+
+def test_files_outside_the_repo_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(CodemodRefused, match="outside the repository"):
+        apply_codemod("drop_unique", tmp_path, {"file": "../x.py", "names": ["k"], "module": "m"})
+
+
+def test_unknown_codemod_and_argument() -> None:
+    with pytest.raises(CodemodRefused, match="unknown codemod"):
+        transform_source("nope", "", {})
+    with pytest.raises(CodemodRefused, match="unknown argument"):
+        transform_source("drop_unique", "", {"names": ["k"], "module": "m", "modul": "x"})
+
+
+@pytest.mark.parametrize(
+    ("header", "kernel", "alias"),
+    [
+        ("import warp as wp", "wp.kernel", "wp"),
+        ("import warp", "warp.kernel", "warp"),
+        ("import warp as warp_lang", "warp_lang.kernel", "warp_lang"),
+        ("import warp as wp\nfrom warp import kernel", "kernel", "wp"),
+    ],
+)
+def test_import_styles(header: str, kernel: str, alias: str) -> None:
+    source = f"{header}\n\n\n@{kernel}\ndef k(x: float):\n    pass\n"
+    out = transform_source(
+        "split_by_block_dim", source, {"groups": {"k": "g"}, "options": {"mode": "release"}}
+    )
+    assert f'@{kernel}(module="g")' in out
+    assert f'{alias}.get_module("g").options.update({{"mode": "release"}})' in out
+    assert out.count("import warp") == header.count("import warp")
+
+
+def test_missing_warp_import_is_added_once() -> None:
+    source = "from warp import kernel\n\n\n@kernel\ndef k(x: float):\n    pass\n"
+    out = transform_source(
+        "split_by_block_dim", source, {"groups": {"k": "g"}, "options": {"mode": "release"}}
+    )
+    assert out.count("import warp as wp\n") == 1
+    assert (
+        transform_source("split_by_block_dim", out, {"groups": {"k": "g"}, "options": {"mode": "release"}})
+        == out
+    )
+
+
+def test_cli_runs_a_codemod(tmp_path: Path) -> None:
+    target = tmp_path / "ops.py"
+    target.write_text('import warp as wp\n\n\n@wp.kernel(module="unique")\ndef k(x: float):\n    pass\n')
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "libcst.tool",
+            "codemod",
+            "drop_unique.DropUnique",
+            str(target),
+            "--names",
+            "k",
+            "--module",
+            "ops",
+            "--no-format",
+            "--hide-progress",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert '@wp.kernel(module="ops")' in target.read_text()

@@ -1,0 +1,55 @@
+"""Every codemod's own EXAMPLES and REFUSALS, collected: the docs are the tests."""
+
+from __future__ import annotations
+
+import pytest
+from libcst.codemod import CodemodTest
+
+from codemods import REGISTRY, CodemodRefused, transform_source
+
+EXAMPLES = [
+    pytest.param(name, example, id=f"{name}:{example.title or i}")
+    for name, cls in REGISTRY.items()
+    for i, example in enumerate(cls.EXAMPLES)
+]
+REFUSALS = [
+    pytest.param(name, refusal, id=f"{name}:{refusal.reason}")
+    for name, cls in REGISTRY.items()
+    for refusal in cls.REFUSALS
+]
+
+
+class _Case(CodemodTest):
+    def runTest(self) -> None:  # pragma: no cover - only used for its assertions
+        pass
+
+
+def test_every_codemod_is_documented() -> None:
+    for name, cls in REGISTRY.items():
+        assert name == cls.NAME
+        assert cls.DESCRIPTION and cls.__doc__ and "args:" in cls.__doc__, name
+        assert cls.EXAMPLES and cls.REFUSALS, f"{name} needs examples and refusals"
+
+
+@pytest.mark.parametrize(("name", "example"), EXAMPLES)
+def test_example(name, example) -> None:
+    case = _Case()
+    case.TRANSFORM = REGISTRY[name]
+    case.assertCodemod(example.before, example.after, **REGISTRY[name].source_args(example.args))
+
+
+@pytest.mark.parametrize(("name", "example"), EXAMPLES)
+def test_example_is_exact_and_idempotent(name, example) -> None:
+    after = transform_source(name, example.before, example.args)
+    assert after == example.after
+    compile(after, "<after>", "exec")
+    assert transform_source(name, after, example.args) == after
+
+
+@pytest.mark.parametrize(("name", "refusal"), REFUSALS)
+def test_refusal(name, refusal) -> None:
+    with pytest.raises(CodemodRefused, match=None) as info:
+        transform_source(name, refusal.before, refusal.args)
+    message = str(info.value)
+    assert refusal.reason in message
+    assert message.startswith(f"{name}: ") and "\n" not in message

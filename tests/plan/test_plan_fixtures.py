@@ -1,0 +1,124 @@
+"""The planner on the fixture apps: each mechanism found on a real run, and the right fix (or none) chosen."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import FIXTURES
+from warp_fix.plan import CONSENT, SAFE, make_plan
+
+
+@pytest.fixture(scope="module")
+def plan_of(measured):
+    plans = {}
+
+    def get(name: str):
+        if name not in plans:
+            plans[name] = make_plan(measured(name), FIXTURES / name)
+        return plans[name]
+
+    return get
+
+
+def status(plan, slug: str) -> str:
+    return next(f.status for f in plan.findings if f.slug == slug)
+
+
+def fixes(plan, slug: str):
+    return [f for f in plan.fixes if f.slug == slug]
+
+
+def test_every_mechanism_ends_with_a_status(plan_of):
+    plan = plan_of("late_module_options")
+    assert len(plan.findings) == 14
+    assert {f.status for f in plan.findings} <= {"fired", "ruled-out", "not-applicable"}
+
+
+def test_late_options_are_hoisted_out_of_the_setup_function(plan_of):
+    plan = plan_of("late_module_options")
+    assert status(plan, "late-module-options") == "fired"
+    (fix,) = fixes(plan, "late-module-options")
+    assert (fix.codemod, fix.safety) == ("hoist_options", SAFE)
+    assert fix.args == {"file": "cloth/solver.py", "function": "configure_solver", "line": 91}
+    assert "removes 1 build" in fix.expected
+
+
+def test_block_dim_and_preload_are_not_applicable_on_cpu(plan_of):
+    plan = plan_of("late_module_options")
+    assert status(plan, "block-dim-spread") == "not-applicable"
+    assert status(plan, "serial-builds") == "not-applicable"
+
+
+def test_option_value_from_runtime_is_not_hoisted(plan_of):
+    plan = plan_of("runtime_options")
+    assert status(plan, "late-module-options") == "fired"
+    assert fixes(plan, "late-module-options") == []
+    assert any("runtime values" in n.reason for n in plan.not_proposed if n.slug == "late-module-options")
+
+
+def test_incidental_clear_is_removed_and_the_maintenance_path_kept(plan_of):
+    plan = plan_of("cache_discarded")
+    (fix,) = fixes(plan, "cache-discarded")
+    assert fix.codemod == "keep_cache"
+    assert fix.args["protected_functions"] == ["rebuild_cache"]
+    assert fix.lines == ["heatflow/__main__.py:20"]
+
+
+def test_per_run_temporary_cache_dir_is_found(plan_of):
+    plan = plan_of("cache_tempdir")
+    assert status(plan, "cache-discarded") == "fired"
+    assert fixes(plan, "cache-discarded")[0].args["file"] == "sdfield/runtime.py"
+
+
+def test_late_kernel_from_a_factory_moves_to_module_scope(plan_of):
+    plan = plan_of("kernel_after_load")
+    (fix,) = fixes(plan, "kernel-after-load")
+    assert fix.codemod == "kernels_to_module_scope"
+    assert fix.args == {"file": "particles/sim.py", "factory": "drag_kernel", "kernels": ["apply_drag"]}
+
+
+def test_config_after_import_needs_consent(plan_of):
+    plan = plan_of("config_after_import")
+    (fix,) = fixes(plan, "config-after-import")
+    assert (fix.codemod, fix.safety, fix.allow_options) == ("config_at_entry", CONSENT, ["enable_backward"])
+    assert fix.args["file"] == "boids/__main__.py"
+
+
+def test_granular_modules_are_merged(plan_of):
+    plan = plan_of("granular_modules")
+    (fix,) = fixes(plan, "granular-modules")
+    assert fix.codemod == "merge_modules"
+    assert len(fix.args["kernels"]) == 7
+
+
+def test_late_generic_instances_are_registered_up_front(plan_of):
+    plan = plan_of("late_overloads")
+    registered = {f.args["kernel"]: f.args["overloads"] for f in fixes(plan, "late-overloads")}
+    assert ["wp.float64", "wp.array(dtype=wp.float64)", "wp.array(dtype=wp.float64)"] in registered["axpy"]
+
+
+def test_stable_factory_kernels_share_a_module_and_plugins_stay_unique(plan_of):
+    plan = plan_of("unique_on_stable")
+    (fix,) = fixes(plan, "unique-on-stable")
+    assert fix.args["names"] == ["make_stage"]
+    assert any("threshold" in n.reason and "runtime data" in n.reason for n in plan.not_proposed)
+
+
+def test_noop_options_call_is_reported_not_applied(plan_of):
+    plan = plan_of("noop_options")
+    finding = next(f for f in plan.findings if f.slug == "late-module-options")
+    assert finding.details["no_ops"]
+    assert "no kernels" in finding.reason
+    assert fixes(plan, "late-module-options") == []
+
+
+def test_backward_kept_where_a_tape_differentiates(plan_of):
+    plan = plan_of("unused_backward")
+    assert [f.safety for f in fixes(plan, "unused-backward")] == ["advisory"]
+    finding = next(f for f in plan.findings if f.slug == "unused-backward")
+    assert "springs.calibrate" in finding.details["differentiated"]
+
+
+def test_precompiled_header_off_is_reported(plan_of):
+    plan = plan_of("precompiled_header")
+    assert status(plan, "precompiled-header") == "fired"
