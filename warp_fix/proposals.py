@@ -324,42 +324,38 @@ def _unique_on_stable(finding: Finding, report: Report, index: SourceIndex):
             f"{item['kernel']} ({item['file']}:{item['line']}) is made from runtime "
             'data: it keeps module="unique"',
         )
-    factories: dict[tuple[str, str], dict] = {}
+    to_scope: dict[tuple[str, str], dict] = {}
+    renamed: dict[str, dict] = {}
     for item in finding.details.get("stable", []):
-        if item["factory"]:
-            entry = factories.setdefault((item["file"], item["factory"]), {"kernels": [], "item": item})
+        if item["factory"] and not item["captures"]:
+            entry = to_scope.setdefault((item["file"], item["factory"]), {"kernels": [], "item": item})
             entry["kernels"].append(item["kernel"])
         else:
-            module = f"{item['python_module']}.stable"
-            yield Fix(
-                id="",
-                slug=finding.slug,
-                title=f"Build {item['kernel']} in a shared named module",
-                description=f'{item["kernel"]} is stable but module="unique" gave it a module of its own; the named '
-                f"module {module} builds it with its peers.",
-                safety=SAFE,
-                codemod="drop_unique",
-                args={"file": item["file"], "names": [item["kernel"]], "module": module},
-                files=[item["file"]],
-                lines=[f"{item['file']}:{item['line']}"],
-                expected=_expected(finding),
-                expected_builds_removed=finding.extra_builds,
-                expected_ms=finding.cost_ms,
-            )
-    for (file, factory), entry in factories.items():
+            # Captures factory arguments (e.g. a wp.func) but every call is at import time: keep the factory,
+            # give its kernels one named module (closures of one key live side by side in a module).
+            name = item["factory"] if item["module_kind"] == "parameter" else item["kernel"]
+            entry = renamed.setdefault(item["file"], {"names": [], "item": item})
+            if name not in entry["names"]:
+                entry["names"].append(name)
+    for file, entry in renamed.items():
+        module = f"{entry['item']['python_module']}.stable"
+        yield Fix(
+            id="", slug=finding.slug, title=f"Build the stable kernels of {file} in one named module",
+            description=f"{', '.join(entry['names'])} gave every stable kernel a module of its own "
+            f'(module="unique"); the named module {module} builds them together.',
+            safety=SAFE, codemod="drop_unique", args={"file": file, "names": entry["names"], "module": module},
+            files=[file], expected=_expected(finding), expected_builds_removed=finding.extra_builds,
+            expected_ms=finding.cost_ms,
+        )
+    for (file, factory), entry in to_scope.items():
         module = f"{entry['item']['python_module']}.{factory}"
         yield Fix(
-            id="",
-            slug=finding.slug,
-            title=f"Define the stable kernels of {factory}() at module scope in one module",
-            description=f'{factory}() made {", ".join(entry["kernels"])} with module="unique" although they '
+            id="", slug=finding.slug, title=f"Define the stable kernels of {factory}() at module scope in one module",
+            description=f"{factory}() made {', '.join(entry['kernels'])} with module=\"unique\" although they "
             f"capture nothing from it; at module scope in the named module {module} they build once, together.",
-            safety=SAFE,
-            codemod="kernels_to_module_scope",
+            safety=SAFE, codemod="kernels_to_module_scope",
             args={"file": file, "factory": factory, "kernels": entry["kernels"], "module": module},
-            files=[file],
-            expected=_expected(finding),
-            expected_builds_removed=finding.extra_builds,
+            files=[file], expected=_expected(finding), expected_builds_removed=finding.extra_builds,
             expected_ms=finding.cost_ms,
         )
 

@@ -36,7 +36,9 @@ def diagnose(inputs: Inputs) -> Finding:
             "factory_params": [p.name for p in factory.parameters] if factory else [],
         }
         runtime_captures = [c for c in kernel.captures if c != "module"]
-        if runtime_captures:
+        entry["called_at_module_scope"] = _created_at_module_scope(defs, kernel_def.function)
+        if runtime_captures and not (entry["factory"] and entry["called_at_module_scope"]
+                                     and set(runtime_captures) <= set(entry["factory_params"])):
             runtime_made.append(entry)
             evidence.append(
                 static(
@@ -73,6 +75,12 @@ def diagnose(inputs: Inputs) -> Finding:
         extra_builds=max(0, len(stable) - 1),
         details={"stable": stable, "runtime_made": runtime_made},
     )
+
+
+def _created_at_module_scope(defs, function: str) -> bool:
+    """Every creation of this kernel came from a factory call at import time (module scope): stable inputs."""
+    callers = [d.site.stack[1] for d in defs if d.function == function and d.site and len(d.site.stack) > 1]
+    return bool(callers) and all(caller.endswith(":<module>") for caller in callers)
 
 
 def _distinct(defs):

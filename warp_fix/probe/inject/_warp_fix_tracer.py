@@ -330,12 +330,9 @@ class Tracer:
         qualname = getattr(func, "__qualname__", "")
         site = None
         if code is not None:
-            site = {
-                "file": code.co_filename,
-                "line": code.co_firstlineno,
-                "function": func.__name__,
-                "stack": [],
-            }
+            created = self.sites.site(depth=USER_STACK_DEPTH + 1) or {"file": "", "line": 0, "function": ""}
+            creation = [f"{created['file']}:{created['line']}:{created['function']}"] + created["stack"]
+            site = {"file": code.co_filename, "line": code.co_firstlineno, "function": func.__name__, "stack": creation}
         self.rec.emit(
             "kernel_def",
             key=kernel.key,
