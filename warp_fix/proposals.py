@@ -123,21 +123,31 @@ def _late_options(finding: Finding, report: Report, index: SourceIndex):
         if (call["file"], call["function"]) in seen:
             continue
         seen.add((call["file"], call["function"]))
-        yield Fix(
-            id="",
-            slug=finding.slug,
-            title=f"Set {call['module']} options before its first build",
-            description=f"Moves the constant options call out of {call['function']}() to module scope, so module "
-            f"{call['module']} is built once with its final options instead of twice.",
-            safety=SAFE,
-            codemod="hoist_options",
-            args={"file": call["file"], "function": call["function"], "line": call["line"]},
-            files=[call["file"]],
-            lines=[where],
-            expected=_expected(finding),
-            expected_builds_removed=finding.extra_builds,
-            expected_ms=finding.cost_ms,
+        numerics = _numerics_keys(call)
+        consent = (
+            f" Launches before the call ran with the old {', '.join(numerics)}; after the move every launch uses "
+            "the new value, which changes numerics: consent needed." if numerics else ""
         )
+        yield Fix(
+            id="", slug=finding.slug, title=f"Set {call['module']} options before its first build",
+            description=f"Moves the constant options call out of {call['function']}() to module scope, so module "
+            f"{call['module']} is built once with its final options instead of twice." + consent,
+            safety=CONSENT if numerics else SAFE, codemod="hoist_options",
+            args={"file": call["file"], "function": call["function"], "line": call["line"]},
+            files=[call["file"]], lines=[where], expected=_expected(finding),
+            expected_builds_removed=finding.extra_builds, expected_ms=finding.cost_ms,
+            allow_options=numerics or (["enable_backward"] if "enable_backward" in call["keys"] else []),
+        )
+
+
+def _numerics_keys(call: dict) -> list[str]:
+    """Options whose change moves results (DESIGN invariant 2); enable_backward only if a tape used the module."""
+    from warp_fix.compare import NUMERICS_OPTIONS
+
+    keys = [k for k in call["keys"] if k in NUMERICS_OPTIONS and k != "enable_backward"]
+    if "enable_backward" in call["keys"] and call["differentiated"]:
+        keys.append("enable_backward")
+    return keys
 
 
 def _config_after_import(finding: Finding, report: Report, index: SourceIndex):
