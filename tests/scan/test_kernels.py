@@ -1,0 +1,231 @@
+"""Kernels, Warp functions and kernel factories."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_a_module_scope_kernel_records_where_it_is_and_its_module(scan):
+    index = scan(
+        {
+            "app/__init__.py": "",
+            "app/physics.py": """
+                import warp as wp
+
+                @wp.kernel
+                def integrate(x: wp.array(dtype=float)):
+                    x[wp.tid()] += 1.0
+            """,
+        }
+    )
+    kernel = index.kernel_named("integrate")
+    assert kernel is not None
+    assert (kernel.file, kernel.line, kernel.decorator_line) == ("app/physics.py", 4, 3)
+    assert kernel.python_module == "app.physics"
+    assert kernel.module_kind == "default" and kernel.at_module_scope and kernel.function is None
+    assert kernel.captures == [] and not kernel.is_generic
+    assert index.kernels_of_module("app.physics") == [kernel]
+
+
+@pytest.mark.parametrize(
+    "imports, decorator",
+    [
+        ("import warp as wp", "@wp.kernel"),
+        ("import warp", "@warp.kernel"),
+        ("from warp import kernel", "@kernel"),
+        ("from warp import kernel as warp_kernel", "@warp_kernel"),
+        ("import warp as w", "@w.kernel(enable_backward=False)"),
+    ],
+)
+def test_kernels_are_found_however_warp_was_imported(scan, imports, decorator):
+    index = scan({"k.py": f"{imports}\n\n{decorator}\ndef k(a: float):\n    pass\n"})
+    assert [k.name for k in index.kernels] == ["k"]
+
+
+def test_a_decorator_merely_named_kernel_is_not_a_warp_kernel(scan):
+    index = scan(
+        {
+            "k.py": """
+                import warp as wp
+                from mylib import kernel
+
+                @kernel
+                def not_warp():
+                    pass
+            """
+        }
+    )
+    assert index.kernels == []
+
+
+def test_decorator_arguments_are_recorded_as_values(scan):
+    index = scan(
+        {
+            "k.py": """
+                import warp as wp
+
+                @wp.kernel(module="unique", module_options={"fast_math": True}, enable_backward=False)
+                def fast(a: float):
+                    pass
+
+                @wp.kernel(module="physics")
+                def named(a: float):
+                    pass
+            """
+        }
+    )
+    fast, named = index.kernel_named("fast"), index.kernel_named("named")
+    assert (fast.module_kind, fast.module_value) == ("unique", "unique")
+    assert fast.module_options.is_constant and fast.module_options.value == {"fast_math": True}
+    assert fast.enable_backward.value is False
+    assert (named.module_kind, named.module_value) == ("literal", "physics")
+    assert index.kernels_of_module("physics") == [named]
+
+
+def test_a_factory_that_captures_its_parameters(scan):
+    index = scan(
+        {
+            "factory.py": """
+                import warp as wp
+
+                def make_scale(dtype, factor, module="unique"):
+                    offset = factor * 2
+
+                    @wp.kernel(module=module)
+                    def scale(a: wp.array(dtype=dtype)):
+                        i = wp.tid()
+                        a[i] = a[i] * factor + offset
+
+                    return scale
+            """
+        }
+    )
+    kernel = index.kernel_named("scale")
+    assert not kernel.at_module_scope
+    assert kernel.function == "make_scale" and kernel.enclosing_functions == ["make_scale"]
+    assert kernel.captures == ["dtype", "factor", "offset"]  # dtype through the annotation
+    assert (kernel.module_kind, kernel.module_value) == ("parameter", "module")
+    assert kernel.module_from_parameter and kernel.module_parameter_default.value == "unique"
+
+    factory = index.factory_named("make_scale")
+    assert factory.kernels == ["scale"] and factory.returns == ["scale"]
+    assert factory.parameter("module").default.value == "unique"
+    assert factory.parameter("dtype").default is None
+
+
+def test_a_factory_kernel_that_captures_nothing(scan):
+    index = scan(
+        {
+            "factory.py": """
+                import functools
+                import warp as wp
+
+                SCALE = 2.0
+
+                class Solver:
+                    @functools.cache
+                    def build(self):
+                        @wp.kernel
+                        def step(a: wp.array(dtype=float)):
+                            a[wp.tid()] *= SCALE
+                        return step
+            """
+        }
+    )
+    kernel = index.kernel_named("step")
+    assert kernel.captures == []  # SCALE is a module global, not a closure
+    assert kernel.function == "Solver.build"
+    factory = index.factory_named("Solver.build")
+    assert factory.decorators == ["functools.cache"] and factory.returns == ["step"]
+    assert index.factory_named(".".join(kernel.enclosing_functions)) is factory
+
+
+def test_nested_factories_are_found_by_their_function_path(scan):
+    index = scan(
+        {
+            "nested.py": """
+                import warp as wp
+
+                def outer():
+                    def make(n):
+                        @wp.kernel
+                        def k(a: float):
+                            b = n
+                        return k
+                    return make
+            """
+        }
+    )
+    kernel = index.kernel_named("k")
+    assert kernel.function == "outer.<locals>.make" and kernel.enclosing_functions == ["outer", "make"]
+    assert kernel.captures == ["n"]
+    factory = index.factory_named(".".join(kernel.enclosing_functions))
+    assert (factory.qualname, factory.function_path) == ("outer.<locals>.make", "outer.make")
+
+
+def test_a_module_name_assigned_locally_is_an_expression_not_a_parameter(scan):
+    index = scan(
+        {
+            "k.py": """
+                import warp as wp
+
+                def make(name):
+                    module = name + "_kernels"
+
+                    @wp.kernel(module=module)
+                    def k(a: float):
+                        pass
+                    return k
+            """
+        }
+    )
+    kernel = index.kernel_named("k")
+    assert (kernel.module_kind, kernel.module_value) == ("expression", "module")
+
+
+def test_generic_kernels_are_flagged_with_their_generic_parameters(scan):
+    index = scan(
+        {
+            "g.py": """
+                from typing import Any
+                import warp as wp
+
+                @wp.kernel
+                def fill(a: wp.array(dtype=Any), value: Any, n: int):
+                    pass
+
+                @wp.kernel
+                def scalar(a: wp.array(dtype=wp.Float)):
+                    pass
+
+                @wp.kernel
+                def concrete(a: wp.array(dtype=wp.float32)):
+                    pass
+            """
+        }
+    )
+    assert index.kernel_named("fill").generic_parameters == ["a", "value"]
+    assert index.kernel_named("scalar").is_generic
+    assert not index.kernel_named("concrete").is_generic
+
+
+def test_warp_functions_are_indexed_with_their_kind(scan):
+    index = scan(
+        {
+            "f.py": """
+                import warp as wp
+
+                @wp.func
+                def square(x: float):
+                    return x * x
+
+                def make():
+                    @wp.func_native("return a;")
+                    def native(a: float): ...
+                    return native
+            """
+        }
+    )
+    square, native = index.funcs
+    assert (square.name, square.kind, square.line, square.at_module_scope) == ("square", "func", 4, True)
+    assert (native.kind, native.function, native.at_module_scope) == ("func_native", "make", False)

@@ -1,0 +1,91 @@
+"""Launch sites, preloads, overloads and tapes."""
+
+from __future__ import annotations
+
+
+def test_launch_sites_record_kernel_block_dim_and_device(scan):
+    index = scan(
+        {
+            "run.py": """
+                import warp as wp
+                from warp import launch_tiled as tiled
+
+                def step(kernels, n, bd):
+                    wp.launch(kernels.integrate, dim=n, inputs=[], device="cuda:0")
+                    wp.launch(kernel=solve, dim=n, block_dim=128)
+                    tiled(gemm, dim=[n], inputs=[], block_dim=bd * 2)
+            """
+        }
+    )
+    plain, literal, tiled = index.launches
+    assert (plain.kind, plain.kernel, plain.block_dim, plain.device.value) == (
+        "launch",
+        "kernels.integrate",
+        None,
+        "cuda:0",
+    )
+    assert plain.function == "step" and plain.line == 5
+    assert literal.block_dim.is_constant and literal.block_dim.value == 128
+    assert tiled.kind == "launch_tiled"
+    assert not tiled.block_dim.is_constant and tiled.block_dim.source == "bd * 2"
+    assert index.launches_of("integrate") == [plain]
+
+
+def test_preloads_record_workers_and_device(scan):
+    index = scan(
+        {
+            "pre.py": """
+                import warp as wp
+                wp.force_load(device="cuda:0", modules=[a, b], max_workers=4)
+                wp.load_module(physics, "cpu", max_workers=workers)
+            """
+        }
+    )
+    force, load = index.preloads
+    assert (force.kind, force.device.value, force.max_workers.value) == ("force_load", "cuda:0", 4)
+    assert force.modules.source == "[a, b]"
+    assert (load.kind, load.modules.source, load.device.value) == ("load_module", "physics", "cpu")
+    assert not load.max_workers.is_constant
+
+
+def test_overloads_in_both_forms(scan):
+    index = scan(
+        {
+            "o.py": """
+                import warp as wp
+                wp.overload(fill, [wp.array(dtype=wp.float32), wp.float32])
+
+                @wp.overload
+                def fill(a: wp.array(dtype=wp.float64), v: wp.float64): ...
+            """
+        }
+    )
+    call, decorator = index.overloads
+    assert (call.form, call.kernel) == ("call", "fill")
+    assert call.types == "[wp.array(dtype=wp.float32), wp.float32]"
+    assert (decorator.form, decorator.kernel, decorator.types) == ("decorator", "fill", None)
+
+
+def test_tapes_and_their_backward_calls(scan):
+    index = scan(
+        {
+            "t.py": """
+                import warp as wp
+
+                def train(loss):
+                    tape = wp.Tape()
+                    with wp.Tape() as inner:
+                        pass
+                    tape.backward(loss)
+                    inner.backward()
+                    optimizer.backward()
+            """
+        }
+    )
+    assert [(t.kind, t.receiver, t.function) for t in index.tapes] == [
+        ("tape", "tape", "train"),
+        ("tape", "inner", "train"),
+        ("backward", "tape", "train"),
+        ("backward", "inner", "train"),
+    ]
+    assert index.uses_tape

@@ -1,0 +1,79 @@
+"""Which files are scanned, robustness, library roots, serialisation, and a scan of real Warp code."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import warp
+
+from warp_fix.scan import SourceIndex, scan_repository
+
+KERNEL = "import warp as wp\n\n@wp.kernel\ndef k(a: float):\n    pass\n"
+
+
+def test_an_unparsable_file_becomes_a_warning_and_the_rest_is_scanned(scan):
+    index = scan({"broken.py": "import warp\ndef oops(:\n", "good.py": KERNEL})
+    assert [k.file for k in index.kernels] == ["good.py"]
+    assert len(index.warnings) == 1 and index.warnings[0].startswith("broken.py: skipped, unparsable")
+
+
+def test_files_that_never_mention_warp_are_not_parsed(scan):
+    index = scan({"plain.py": "def oops(:\n", "good.py": KERNEL})
+    assert index.warnings == []  # the broken file was never parsed
+    assert {(f.file, f.mentions_warp) for f in index.files} == {("plain.py", False), ("good.py", True)}
+
+
+def test_virtualenvs_builds_and_vcs_folders_are_skipped(scan):
+    skipped = [".venv", "venv", "build", "node_modules", "__pycache__", ".git", "lib/site-packages"]
+    index = scan({f"{folder}/k.py": KERNEL for folder in skipped} | {"src/k.py": KERNEL})
+    assert [k.file for k in index.kernels] == ["src/k.py"]
+
+
+def test_python_module_names_follow_the_package_structure(scan):
+    index = scan(
+        {
+            "pkg/__init__.py": "import warp\n",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/mod.py": KERNEL,
+            "scripts/run.py": KERNEL,
+        }
+    )
+    assert index.python_module_of("pkg/sub/mod.py") == "pkg.sub.mod"
+    assert index.python_module_of("pkg/__init__.py") == "pkg"
+    assert index.python_module_of("scripts/run.py") == "run"
+    assert index.file_of_module("pkg.sub.mod") == "pkg/sub/mod.py"
+
+
+def test_library_roots_are_context_only(tmp_path: Path, write_files):
+    repo = write_files(tmp_path / "repo", {"app.py": KERNEL})
+    library = write_files(tmp_path / "site" / "lib", {"__init__.py": "", "kernels.py": KERNEL})
+    index = scan_repository(repo, library_roots=[library])
+    mine, theirs = sorted(index.kernels, key=lambda k: not k.in_repo)
+    assert (mine.file, mine.in_repo) == ("app.py", True)
+    assert not theirs.in_repo and theirs.file == (library / "kernels.py").as_posix()
+    assert theirs.python_module == "lib.kernels"
+    assert index.kernel_named("k") is mine  # in-repo definitions win
+
+
+def test_the_index_round_trips_through_json(scan):
+    index = scan(
+        {
+            "a.py": KERNEL + "wp.set_module_options({'mode': 'debug'})\nwp.launch(k, dim=1, block_dim=64)\n",
+            "b.py": "import warp as wp\n\ndef f(m='unique'):\n    @wp.kernel(module=m)\n    def g(): pass\n",
+        }
+    )
+    again = SourceIndex.from_json(index.to_json())
+    assert again == index
+    assert again.kernel_named("g").module_parameter_default.value == "unique"
+
+
+def test_scanning_warps_own_examples_finds_many_kernels():
+    examples = Path(os.path.dirname(warp.__file__)) / "examples"
+    index = scan_repository(examples)
+    assert len(index.kernels) > 100
+    assert len(index.launches) > 100
+    assert len(index.entry_points) > 50
+    assert index.warnings == []
+    assert any(k.captures for k in index.kernels)  # the tile examples build kernels in factories
+    assert SourceIndex.from_json(index.to_json()) == index

@@ -1,0 +1,51 @@
+"""The static source index of warp-fix: kernels, option calls, cache operations, launches, entry points.
+
+`scan_repository(Path("repo"))` returns a `SourceIndex`; query it with `kernel_named("integrate")`,
+`option_calls_for("app.physics")`, `entry_points`, ...
+"""
+
+from __future__ import annotations
+
+from .index import (
+    INDEX_SCHEMA_VERSION,
+    CacheOperation,
+    ConfigAssignment,
+    EntryPoint,
+    FactoryFunction,
+    FuncDef,
+    ImportSite,
+    KernelDef,
+    LaunchSite,
+    Located,
+    OptionCall,
+    OverloadCall,
+    Parameter,
+    PreloadCall,
+    SourceFile,
+    SourceIndex,
+    TapeUse,
+    Value,
+)
+from .scanner import scan_repository
+
+__all__ = [
+    "INDEX_SCHEMA_VERSION",
+    "CacheOperation",
+    "ConfigAssignment",
+    "EntryPoint",
+    "FactoryFunction",
+    "FuncDef",
+    "ImportSite",
+    "KernelDef",
+    "LaunchSite",
+    "Located",
+    "OptionCall",
+    "OverloadCall",
+    "Parameter",
+    "PreloadCall",
+    "SourceFile",
+    "SourceIndex",
+    "TapeUse",
+    "Value",
+    "scan_repository",
+]

@@ -1,0 +1,65 @@
+"""Generic-kernel overloads and tape use (a tape decides whether backward code is needed)."""
+
+from __future__ import annotations
+
+import ast
+
+from ..index import OverloadCall, TapeUse
+from ..parsed import argument
+from .base import Collector
+
+
+class OverloadCollector(Collector):
+    """Finds `wp.overload(kernel, types)` calls (the decorator form is found with the kernels)."""
+
+    NODE_TYPES = (ast.Call,)
+
+    def visit(self, node: ast.AST) -> None:
+        assert isinstance(node, ast.Call)
+        if self.parsed.warp_symbol(node.func) != "overload":
+            return
+        kernel = argument(node, "kernel", 0)
+        types = argument(node, "arg_types", 1)
+        self.found.overloads.append(
+            OverloadCall(
+                **self.parsed.located(node),
+                kernel=self.parsed.source(kernel) if kernel is not None else "",
+                types=self.parsed.source(types) if types is not None else None,
+            )
+        )
+
+
+class TapeCollector(Collector):
+    """Finds `wp.Tape()` and `.backward(...)` on a tape (a name bound to a Tape, or one named *tape*)."""
+
+    NODE_TYPES = (ast.Call,)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._tape_names: set[str] = set()
+        self._backward_calls: list[tuple[ast.Call, str]] = []
+
+    def visit(self, node: ast.AST) -> None:
+        assert isinstance(node, ast.Call)
+        if self.parsed.warp_symbol(node.func) == "Tape":
+            receiver = self._bound_name(node)
+            if receiver:
+                self._tape_names.add(receiver)
+            self.found.tapes.append(TapeUse(**self.parsed.located(node), kind="tape", receiver=receiver))
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+            self._backward_calls.append((node, self.parsed.source(node.func.value)))
+
+    def finish(self) -> None:
+        for call, receiver in self._backward_calls:
+            if receiver in self._tape_names or "tape" in receiver.lower():
+                use = TapeUse(**self.parsed.located(call), kind="backward", receiver=receiver)
+                self.found.tapes.append(use)
+
+    def _bound_name(self, call: ast.Call) -> str | None:
+        """`tape` in `tape = wp.Tape()` or `with wp.Tape() as tape:`."""
+        parent = self.parsed.parent_of(call)
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+            return self.parsed.source(parent.targets[0])
+        if isinstance(parent, ast.withitem) and parent.optional_vars is not None:
+            return self.parsed.source(parent.optional_vars)
+        return None

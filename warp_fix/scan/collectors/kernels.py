@@ -1,0 +1,206 @@
+"""Kernels, Warp functions, `@wp.overload` definitions and the factory functions that create kernels."""
+
+from __future__ import annotations
+
+import ast
+
+from ..captures import FactoryScopes
+from ..index import FactoryFunction, FuncDef, KernelDef, OverloadCall, Parameter
+from ..parsed import argument, function_parameters, parameter_default, qualname, string_literal
+from .base import Collector
+
+FUNC_DECORATORS = frozenset({"func", "func_native", "func_grad", "func_replay"})
+GENERIC_WARP_TYPES = frozenset({"Any", "Float", "Int", "Scalar", "types.Any"})
+GENERIC_TYPING_NAMES = frozenset({"typing.Any", "typing_extensions.Any"})
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class KernelCollector(Collector):
+    """Finds `@wp.kernel` / `@wp.func*` / `@wp.overload` defs, and registers their factories."""
+
+    NODE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._factories: dict[int, FactoryFunction] = {}
+        self._scopes: dict[int, FactoryScopes | None] = {}
+
+    def visit(self, node: ast.AST) -> None:
+        assert isinstance(node, _Function)
+        for decorator in node.decorator_list:
+            symbol = self._decorator_symbol(decorator)
+            if symbol == "kernel":
+                self._record_kernel(node, decorator)
+            elif symbol in FUNC_DECORATORS:
+                self._record_func(node, decorator, symbol)
+            elif symbol == "overload":
+                self.found.overloads.append(
+                    OverloadCall(**self.parsed.located(node), kernel=node.name, types=None, form="decorator")
+                )
+
+    def _decorator_symbol(self, decorator: ast.expr) -> str | None:
+        return self.parsed.warp_symbol(decorator.func if isinstance(decorator, ast.Call) else decorator)
+
+    # Kernels -------------------------------------------------------------------------------------
+
+    def _record_kernel(self, node: _Function, decorator: ast.expr) -> None:
+        parsed = self.parsed
+        call = decorator if isinstance(decorator, ast.Call) else None
+        module_argument = argument(call, "module")
+        module_kind, module_value, parameter_default_value = self._module_argument(node, module_argument)
+        enclosing = [d.name for d in parsed.enclosing_definitions(node) if isinstance(d, _Function)]
+        generic_parameters = self._generic_parameters(node)
+        kernel = KernelDef(
+            **parsed.located(node),
+            name=node.name,
+            python_module=parsed.info.python_module,
+            decorator_line=decorator.lineno,
+            decorator=parsed.source(decorator),
+            module_kind=module_kind,
+            module_value=module_value,
+            module_parameter_default=parameter_default_value,
+            module_options=parsed.value(argument(call, "module_options")),
+            enable_backward=parsed.value(argument(call, "enable_backward")),
+            at_module_scope=not enclosing,
+            enclosing_functions=enclosing,
+            captures=self._captures(node) if enclosing else [],
+            is_generic=bool(generic_parameters),
+            generic_parameters=generic_parameters,
+        )
+        self.found.kernels.append(kernel)
+        if enclosing:
+            self._factory_for(node).kernels.append(kernel.name)
+
+    def _module_argument(self, kernel: _Function, expression: ast.expr | None):
+        """(kind, value, parameter default) of a kernel's `module=` argument."""
+        if expression is None:
+            return "default", None, None
+        literal = string_literal(expression)
+        if literal is not None:
+            return ("unique" if literal == "unique" else "literal"), literal, None
+        if isinstance(expression, ast.Name):
+            function = self._function_binding_parameter(kernel, expression.id)
+            if function is not None:
+                default = self.parsed.value(parameter_default(function, expression.id))
+                return "parameter", expression.id, default
+        return "expression", self.parsed.source(expression), None
+
+    def _function_binding_parameter(self, kernel: _Function, name: str) -> _Function | None:
+        """The nearest enclosing function where `name` is a parameter (None if a nearer one assigns it)."""
+        for ancestor in self.parsed.ancestors(kernel):
+            if not isinstance(ancestor, _Function):
+                continue
+            if any(arg.arg == name for arg in function_parameters(ancestor)):
+                return ancestor
+            if _assigns(ancestor, name):
+                return None
+        return None
+
+    def _captures(self, kernel: _Function) -> list[str]:
+        outermost = next(d for d in self.parsed.enclosing_definitions(kernel) if isinstance(d, _Function))
+        scopes = self._scopes_of(outermost)
+        if scopes is None:
+            return []
+        same_named = sorted(
+            (n for n in ast.walk(outermost) if isinstance(n, _Function) and n.name == kernel.name),
+            key=lambda n: (n.lineno, n.col_offset),
+        )
+        return scopes.captures(kernel.name, next(i for i, n in enumerate(same_named) if n is kernel))
+
+    def _scopes_of(self, function: _Function) -> FactoryScopes | None:
+        if id(function) not in self._scopes:
+            first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+            source = self.parsed.source_lines(first, function.end_lineno or function.lineno)
+            try:
+                self._scopes[id(function)] = FactoryScopes(source)
+            except Exception:  # noqa: BLE001 - a scope failure only loses the captures
+                self._scopes[id(function)] = None
+        return self._scopes[id(function)]
+
+    def _generic_parameters(self, node: _Function) -> list[str]:
+        parameters = function_parameters(node)
+        return [arg.arg for arg in parameters if arg.annotation and self._is_generic(arg.annotation)]
+
+    def _is_generic(self, annotation: ast.expr) -> bool:
+        for part in ast.walk(annotation):
+            if not isinstance(part, ast.Name | ast.Attribute):
+                continue
+            names = self.parsed.qualified_names(part)
+            if names & GENERIC_TYPING_NAMES or self.parsed.warp_symbol(part) in GENERIC_WARP_TYPES:
+                return True
+            if not names and isinstance(part, ast.Name) and part.id == "Any":
+                return True
+        return False
+
+    # Warp functions ------------------------------------------------------------------------------
+
+    def _record_func(self, node: _Function, decorator: ast.expr, kind: str) -> None:
+        call = decorator if isinstance(decorator, ast.Call) else None
+        located = self.parsed.located(node)
+        self.found.funcs.append(
+            FuncDef(
+                **located,
+                name=node.name,
+                python_module=self.parsed.info.python_module,
+                kind=kind,
+                decorator_line=decorator.lineno,
+                module=self.parsed.value(argument(call, "module")),
+                at_module_scope=located["function"] is None,
+                is_generic=bool(self._generic_parameters(node)),
+            )
+        )
+
+    # Factories -----------------------------------------------------------------------------------
+
+    def _factory_for(self, kernel: _Function) -> FactoryFunction:
+        function = self.parsed.innermost_function(kernel)
+        assert function is not None
+        if id(function) not in self._factories:
+            self._factories[id(function)] = factory = self._describe_factory(function)
+            self.found.factories.append(factory)
+        return self._factories[id(function)]
+
+    def _describe_factory(self, function: _Function) -> FactoryFunction:
+        parsed = self.parsed
+        return FactoryFunction(
+            **parsed.located(function),
+            name=function.name,
+            qualname=qualname([*parsed.enclosing_definitions(function), function]),
+            python_module=parsed.info.python_module,
+            function_path=".".join(
+                d.name
+                for d in [*parsed.enclosing_definitions(function), function]
+                if isinstance(d, _Function)
+            ),
+            parameters=[
+                Parameter(
+                    name=arg.arg,
+                    default=parsed.value(parameter_default(function, arg.arg)),
+                    annotation=parsed.source(arg.annotation) if arg.annotation else None,
+                )
+                for arg in function_parameters(function)
+            ],
+            returns=[parsed.source(r.value) if r.value else "None" for r in _own_returns(function)],
+            decorators=[parsed.source(d) for d in function.decorator_list],
+        )
+
+
+def _own_nodes(function: _Function):
+    """Nodes of `function`'s own body, not of functions, classes or lambdas nested in it."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _own_returns(function: _Function) -> list[ast.Return]:
+    returns = [n for n in _own_nodes(function) if isinstance(n, ast.Return)]
+    return sorted(returns, key=lambda r: r.lineno)
+
+
+def _assigns(function: _Function, name: str) -> bool:
+    stores = (n for n in _own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return any(n.id == name for n in stores)

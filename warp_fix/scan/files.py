@@ -1,0 +1,79 @@
+"""Which files the scan reads, and the Python module name each one gets at run time."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+SKIPPED_DIRECTORIES = frozenset(
+    [
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "site-packages",
+        "build",
+        "node_modules",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+    ]
+)
+
+
+def discover_python_files(root: Path) -> Iterator[Path]:
+    """Yield `.py` files under root in a stable order, skipping VCS, virtualenv and build folders."""
+    for directory, subdirs, filenames in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if not _is_skipped_directory(d))
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                yield Path(directory) / name
+
+
+def _is_skipped_directory(name: str) -> bool:
+    return name in SKIPPED_DIRECTORIES or name.endswith(".egg-info")
+
+
+def mentions_warp(text: str) -> bool:
+    """Cheap prefilter: a file that never says "warp" cannot define or call Warp code."""
+    return "warp" in text
+
+
+def python_module_name(path: Path, root: Path, *, bounded: bool = True) -> str:
+    """Dotted module name: the file's package chain (folders with `__init__.py`).
+
+    In the repository the chain stops at root (`python -m pkg.mod` run from root);
+    in a library root (`bounded=False`) it climbs as far as the packages go, so
+    `site-packages/lib/sub/x.py` is "lib.sub.x". A script outside any package gets its
+    stem, as `python script.py` would import it from its own folder; `pkg/__init__.py` gives "pkg".
+    """
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and (not bounded or root in directory.parents):
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    return ".".join(parts) if parts else path.parent.name
+
+
+def relative_posix(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def top_level_module_names(root: Path) -> frozenset[str]:
+    """Names a project import can start with: top-level packages/modules at root and under `src/`."""
+    names: set[str] = set()
+    for base in (root, root / "src"):
+        if not base.is_dir():
+            continue
+        for entry in base.iterdir():
+            if entry.is_dir() and (entry / "__init__.py").is_file():
+                names.add(entry.name)
+            elif entry.suffix == ".py":
+                names.add(entry.stem)
+    return frozenset(names)

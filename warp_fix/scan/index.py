@@ -1,0 +1,322 @@
+"""The SourceIndex: what the static scan found, as JSON-serialisable dataclasses.
+
+The diagnose and plan stages read the index (never the source) to tie a run-time
+event to the line that caused it, and to tell a maintenance path from an incidental
+one. Every item carries a repo-relative posix `file`, a 1-based `line`, the
+`function` (Python ``__qualname__`` style) it sits in or None at module scope, and
+`in_repo` (False for items from read-only library roots, which are never edited).
+`docs/source-index.md` documents each field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .serialization import from_dict
+
+INDEX_SCHEMA_VERSION = 1
+
+
+@dataclass
+class Value:
+    """An expression as written; `value` holds its JSON-able literal when `is_constant`."""
+
+    source: str
+    is_constant: bool
+    value: Any = None
+
+
+@dataclass(kw_only=True)
+class Located:
+    """Where an item is: file (repo-relative posix, absolute for library roots), line, enclosing function."""
+
+    file: str
+    line: int
+    function: str | None = None
+    in_repo: bool = True
+
+
+@dataclass
+class Parameter:
+    """A function parameter with its default as written."""
+
+    name: str
+    default: Value | None = None
+    annotation: str | None = None
+
+
+@dataclass(kw_only=True)
+class KernelDef(Located):
+    """One `@wp.kernel` function. `line` is the `def` line; `decorator_line` the `@` line.
+
+    module_kind: "default" (the Python module), "literal" (a named module), "unique",
+    "parameter" (a name bound to a parameter of an enclosing factory) or "expression".
+    """
+
+    name: str
+    python_module: str
+    decorator_line: int
+    decorator: str
+    module_kind: str = "default"
+    module_value: str | None = None
+    module_parameter_default: Value | None = None
+    module_options: Value | None = None
+    enable_backward: Value | None = None
+    at_module_scope: bool = True
+    enclosing_functions: list[str] = field(default_factory=list)
+    captures: list[str] = field(default_factory=list)
+    is_generic: bool = False
+    generic_parameters: list[str] = field(default_factory=list)
+
+    @property
+    def module_from_parameter(self) -> bool:
+        return self.module_kind == "parameter"
+
+
+@dataclass(kw_only=True)
+class FuncDef(Located):
+    """One `@wp.func` (or `func_native` / `func_grad` / `func_replay`) definition."""
+
+    name: str
+    python_module: str
+    kind: str = "func"
+    decorator_line: int = 0
+    module: Value | None = None
+    at_module_scope: bool = True
+    is_generic: bool = False
+
+
+@dataclass(kw_only=True)
+class FactoryFunction(Located):
+    """A function that defines kernels inside it; `function` is where the factory itself sits."""
+
+    name: str
+    qualname: str  # `Solver.build`, `outer.<locals>.make`
+    python_module: str
+    function_path: str = ""  # enclosing function names and its own, classes left out: `outer.make`
+    parameters: list[Parameter] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+    returns: list[str] = field(default_factory=list)
+    decorators: list[str] = field(default_factory=list)
+
+    def parameter(self, name: str) -> Parameter | None:
+        return next((p for p in self.parameters if p.name == name), None)
+
+
+@dataclass(kw_only=True)
+class OptionCall(Located):
+    """A module-options change: `set_module_options`, `get_module(..).options.update` or `[key] = v`.
+
+    target_module is the Warp module name when known statically (the calling file's
+    Python module for `set_module_options` without `module=`), else None.
+    """
+
+    kind: str
+    target_module: str | None
+    target_source: str | None
+    options_source: str
+    is_dict_literal: bool
+    is_constant: bool
+    values: dict[str, Any] = field(default_factory=dict)
+    non_constant_keys: list[str] = field(default_factory=list)
+    at_module_scope: bool = True
+
+
+@dataclass(kw_only=True)
+class ConfigAssignment(Located):
+    """`wp.config.<key> = value`, with the project imports around it.
+
+    first_project_import_before/after: line of the earliest import of a project module
+    (in-repo or relative) before / after this assignment in the same file.
+    """
+
+    key: str
+    value: Value
+    at_module_scope: bool = True
+    first_project_import_before: int | None = None
+    first_project_import_after: int | None = None
+
+
+@dataclass(kw_only=True)
+class CacheOperation(Located):
+    """Something that defeats cache reuse; the guard tells a maintenance path from an incidental one.
+
+    kind: "clear_kernel_cache", "clear_lto_cache", "config.cache_kernels",
+    "config.kernel_cache_dir", "env.<NAME>" (CUDA_CACHE_DISABLE, CUDA_CACHE_PATH,
+    WARP_CACHE_PATH, ...), or "rmtree.kernel_cache_dir".
+    """
+
+    kind: str
+    value: Value | None = None
+    function_doc: str | None = None
+    guards: list[str] = field(default_factory=list)
+    maintenance_guard: str | None = None
+
+
+@dataclass(kw_only=True)
+class PreloadCall(Located):
+    """`wp.force_load(...)` or `wp.load_module(...)`."""
+
+    kind: str
+    device: Value | None = None
+    max_workers: Value | None = None
+    block_dim: Value | None = None
+    modules: Value | None = None
+
+
+@dataclass(kw_only=True)
+class OverloadCall(Located):
+    """`wp.overload(kernel, types)` (form "call") or `@wp.overload def k(...)` (form "decorator")."""
+
+    kernel: str
+    types: str | None
+    form: str = "call"
+
+
+@dataclass(kw_only=True)
+class TapeUse(Located):
+    """`wp.Tape()` (kind "tape") or `<tape>.backward(...)` (kind "backward")."""
+
+    kind: str
+    receiver: str | None = None
+
+
+@dataclass(kw_only=True)
+class LaunchSite(Located):
+    """`wp.launch(...)` / `wp.launch_tiled(...)`; block_dim None means the argument is absent."""
+
+    kind: str
+    kernel: str
+    block_dim: Value | None = None
+    device: Value | None = None
+    adjoint: Value | None = None
+
+
+@dataclass(kw_only=True)
+class ImportSite(Located):
+    """An import; kind is "stdlib", "warp", "project" (in-repo or relative) or "third_party"."""
+
+    module: str
+    kind: str
+    at_module_scope: bool = True
+
+
+@dataclass
+class EntryPoint:
+    """A way the program starts: "main_module" (__main__.py), "main_guard", or "console_script"."""
+
+    kind: str
+    file: str | None
+    line: int | None = None
+    name: str | None = None
+    target: str | None = None
+    in_repo: bool = True
+
+
+@dataclass
+class SourceFile:
+    """A scanned file and the Python module name its kernels get by default."""
+
+    file: str
+    python_module: str
+    in_repo: bool = True
+    mentions_warp: bool = True  # False: skipped by the prefilter, never parsed
+
+
+@dataclass
+class SourceIndex:
+    """Everything the scan found in one repository (plus optional read-only library roots)."""
+
+    root: str
+    library_roots: list[str] = field(default_factory=list)
+    files: list[SourceFile] = field(default_factory=list)
+    kernels: list[KernelDef] = field(default_factory=list)
+    funcs: list[FuncDef] = field(default_factory=list)
+    factories: list[FactoryFunction] = field(default_factory=list)
+    option_calls: list[OptionCall] = field(default_factory=list)
+    config_assignments: list[ConfigAssignment] = field(default_factory=list)
+    cache_operations: list[CacheOperation] = field(default_factory=list)
+    preloads: list[PreloadCall] = field(default_factory=list)
+    overloads: list[OverloadCall] = field(default_factory=list)
+    tapes: list[TapeUse] = field(default_factory=list)
+    launches: list[LaunchSite] = field(default_factory=list)
+    imports: list[ImportSite] = field(default_factory=list)
+    entry_points: list[EntryPoint] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    schema_version: int = INDEX_SCHEMA_VERSION
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def kernels_in(self, file: str) -> list[KernelDef]:
+        return [k for k in self.kernels if k.file == file]
+
+    def kernel_named(self, function_name: str, file: str | None = None) -> KernelDef | None:
+        """The kernel with this function name (in `file` if given), preferring in-repo definitions."""
+        matches = [k for k in self.kernels if k.name == function_name and (file is None or k.file == file)]
+        matches.sort(key=lambda k: not k.in_repo)
+        return matches[0] if matches else None
+
+    def kernels_of_module(self, module_name: str) -> list[KernelDef]:
+        """Kernels whose Warp module is statically `module_name` (default or a literal `module=`)."""
+        return [k for k in self.kernels if _static_module(k) == module_name]
+
+    def option_calls_for(self, module_name: str) -> list[OptionCall]:
+        return [c for c in self.option_calls if c.target_module == module_name]
+
+    def config_assignments_for(self, key: str) -> list[ConfigAssignment]:
+        return [a for a in self.config_assignments if a.key == key]
+
+    def launches_of(self, kernel_name: str) -> list[LaunchSite]:
+        """Launch sites whose kernel expression ends with `kernel_name` (`k`, `mod.k`, `self.k`)."""
+        return [s for s in self.launches if s.kernel.split(".")[-1] == kernel_name]
+
+    def factory_named(self, name: str) -> FactoryFunction | None:
+        """By qualname, by function path (`".".join(kernel.enclosing_functions)`), or by plain name."""
+        for matches in (
+            lambda f: f.qualname == name,
+            lambda f: f.function_path == name,
+            lambda f: f.name == name,
+        ):
+            found = next((f for f in self.factories if matches(f)), None)
+            if found is not None:
+                return found
+        return None
+
+    def imports_in(self, file: str) -> list[ImportSite]:
+        return [i for i in self.imports if i.file == file]
+
+    def python_module_of(self, file: str) -> str | None:
+        return next((f.python_module for f in self.files if f.file == file), None)
+
+    def file_of_module(self, python_module: str) -> str | None:
+        return next((f.file for f in self.files if f.python_module == python_module and f.in_repo), None)
+
+    @property
+    def uses_tape(self) -> bool:
+        return bool(self.tapes)
+
+    # -- serialisation -------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SourceIndex:
+        return from_dict(cls, data)
+
+    @classmethod
+    def from_json(cls, text: str) -> SourceIndex:
+        return cls.from_dict(json.loads(text))
+
+
+def _static_module(kernel: KernelDef) -> str | None:
+    if kernel.module_kind == "default":
+        return kernel.python_module
+    if kernel.module_kind == "literal":
+        return kernel.module_value
+    return None

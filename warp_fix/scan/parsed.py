@@ -1,0 +1,249 @@
+"""One parsed file and the questions every collector asks about its nodes.
+
+Where a node sits (enclosing functions, `if` guards), its source text, its literal
+value, and which Warp API a name refers to.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .index import Value
+from .names import NameResolver, dotted_name
+
+_Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+MAINTENANCE_WORDS = re.compile(
+    r"rebuild|clean|clear|reset|purge|maintenance|wipe|flush|invalidate|fresh|\bargs\.|\bopts\.|argv",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """How items name the file and how its imports are classified."""
+
+    file: str  # repo-relative posix path (absolute for library roots)
+    python_module: str
+    in_repo: bool
+    project_names: frozenset[str] = frozenset()
+
+
+@dataclass
+class ParsedFile:
+    info: FileInfo
+    text: str
+    tree: ast.Module
+    resolver: NameResolver
+    nodes: list[ast.AST]  # every node, parents before children
+    parents: dict[int, ast.AST]
+    line_starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.line_starts = _line_starts(self.text)
+
+    # Names ---------------------------------------------------------------------------------------
+
+    def warp_symbol(self, node: ast.AST) -> str | None:
+        return self.resolver.warp_symbol(node)
+
+    def qualified_names(self, node: ast.AST) -> frozenset[str]:
+        return self.resolver.qualified_names(dotted_name(node))
+
+    # Text and values -----------------------------------------------------------------------------
+
+    def source(self, node: ast.AST) -> str:
+        """The node's text as written (what `ast.get_source_segment` gives, without re-splitting the file)."""
+        try:
+            start = self._offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+            end = self._offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+        except (AttributeError, TypeError, IndexError):
+            return ast.unparse(node)
+        return self.text[start:end].strip()
+
+    def _offset(self, line: int, utf8_column: int) -> int:
+        """Character offset of (1-based line, UTF-8 byte column) as `ast` reports positions."""
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
+        prefix = self.text[start:end].encode("utf-8")[:utf8_column]
+        return start + len(prefix.decode("utf-8", errors="ignore"))
+
+    def value(self, node: ast.AST | None) -> Value | None:
+        """The expression as written, with its JSON-able literal when it is a constant."""
+        if node is None:
+            return None
+        constant, literal = literal_of(node)
+        return Value(source=self.source(node), is_constant=constant, value=literal if constant else None)
+
+    # Places --------------------------------------------------------------------------------------
+
+    def parent_of(self, node: ast.AST) -> ast.AST | None:
+        return self.parents.get(id(node))
+
+    def ancestors(self, node: ast.AST) -> list[ast.AST]:
+        found = []
+        current = self.parent_of(node)
+        while current is not None:
+            found.append(current)
+            current = self.parent_of(current)
+        return found
+
+    def enclosing_definitions(self, node: ast.AST) -> list[_Definition]:
+        """Functions and classes around `node`, outermost first (`node` itself excluded)."""
+        return [a for a in reversed(self.ancestors(node)) if isinstance(a, _Definition)]
+
+    def function_of(self, node: ast.AST) -> str | None:
+        """`__qualname__` of the innermost function around `node`; None at module or class-body scope."""
+        definitions = self.enclosing_definitions(node)
+        while definitions and not isinstance(definitions[-1], _Function):
+            definitions.pop()
+        return qualname(definitions) if definitions else None
+
+    def innermost_function(self, node: ast.AST) -> _Function | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, _Function)), None)
+
+    def located(self, node: ast.AST, line: int | None = None) -> dict[str, Any]:
+        """The common `Located` fields of an item at `node`."""
+        return {
+            "file": self.info.file,
+            "line": line if line is not None else node.lineno,  # type: ignore[attr-defined]
+            "function": self.function_of(node),
+            "in_repo": self.info.in_repo,
+        }
+
+    def guards(self, node: ast.AST) -> list[str]:
+        """Tests of the `if`s deciding whether `node` runs, innermost first; else-branches as `not (..)`.
+
+        Stops at the enclosing function: a caller's guards are not visible statically.
+        """
+        guards: list[str] = []
+        child = node
+        for parent in self.ancestors(node):
+            if isinstance(parent, _Definition):
+                break
+            if isinstance(parent, ast.If) and child is not parent.test:
+                test = self.source(parent.test)
+                guards.append(test if _in_block(child, parent.body) else f"not ({test})")
+            child = parent
+        return guards
+
+    def source_lines(self, first: int, last: int) -> str:
+        end = self.line_starts[last] if last < len(self.line_starts) else len(self.text)
+        return self.text[self.line_starts[first - 1] : end]
+
+
+def walk_with_parents(tree: ast.AST) -> tuple[list[ast.AST], dict[int, ast.AST]]:
+    """Every node (parents first) and each node's parent, in one pass over the tree."""
+    nodes: list[ast.AST] = [tree]
+    parents: dict[int, ast.AST] = {}
+    index = 0
+    while index < len(nodes):
+        parent = nodes[index]
+        index += 1
+        for name in parent._fields:
+            value = getattr(parent, name, None)
+            if isinstance(value, ast.AST):
+                parents[id(value)] = parent
+                nodes.append(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        parents[id(item)] = parent
+                        nodes.append(item)
+    return nodes, parents
+
+
+def qualname(definitions: list[_Definition]) -> str:
+    """Python `__qualname__` of the last definition: `Cls.method`, `outer.<locals>.inner`."""
+    parts: list[str] = []
+    for definition in definitions:
+        parts.append(definition.name)
+        if isinstance(definition, _Function):
+            parts.append("<locals>")
+    if parts and parts[-1] == "<locals>":
+        parts.pop()
+    return ".".join(parts)
+
+
+def literal_of(node: ast.AST) -> tuple[bool, Any]:
+    """(True, value) when `node` is a literal whose value survives a JSON round trip (tuples as lists)."""
+    try:
+        literal = ast.literal_eval(node)
+        return True, json.loads(json.dumps(literal))
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return False, None
+
+
+def string_literal(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def argument(call: ast.Call | None, keyword: str, position: int | None = None) -> ast.expr | None:
+    """The expression passed as `keyword=`, or positionally at `position` (before any `*args`)."""
+    if call is None:
+        return None
+    for item in call.keywords:
+        if item.arg == keyword:
+            return item.value
+    if position is None:
+        return None
+    positional = []
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            break
+        positional.append(arg)
+    return positional[position] if position < len(positional) else None
+
+
+def first_docstring_line(function: _Function | None) -> str | None:
+    doc = ast.get_docstring(function) if function is not None else None
+    return doc.strip().splitlines()[0] if doc and doc.strip() else None
+
+
+def maintenance_guard(guards: list[str]) -> str | None:
+    return next((g for g in guards if MAINTENANCE_WORDS.search(g)), None)
+
+
+def function_parameters(function: _Function) -> list[ast.arg]:
+    args = function.args
+    return [
+        *args.posonlyargs,
+        *args.args,
+        *([args.vararg] if args.vararg else []),
+        *args.kwonlyargs,
+        *([args.kwarg] if args.kwarg else []),
+    ]
+
+
+def parameter_default(function: _Function, name: str) -> ast.expr | None:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    offset = len(positional) - len(args.defaults)
+    for index, arg in enumerate(positional):
+        if arg.arg == name:
+            return args.defaults[index - offset] if index >= offset else None
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if arg.arg == name:
+            return default
+    return None
+
+
+def _line_starts(text: str) -> list[int]:
+    """Offsets where each line starts, splitting only on the line ends Python's tokenizer uses."""
+    starts = [0]
+    for match in re.finditer(r"\r\n|\r|\n", text):
+        starts.append(match.end())
+    if starts[-1] == len(text) and len(starts) > 1:
+        starts.pop()
+    return starts
+
+
+def _in_block(child: ast.AST, block: list[ast.stmt]) -> bool:
+    return any(child is statement for statement in block)
