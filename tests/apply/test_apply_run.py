@@ -1,0 +1,175 @@
+"""One real apply run on a four-stage Warp pipeline, shared by the tests below.
+
+F1 is kept (structure shrinks), F2 breaks the project's tests, F3 changes a kernel's effective
+options (INVALID), F4 changes nothing measurable (INCONCLUSIVE); F5-F7 are declined without a run.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from tests.apply.conftest import PIPELINE, PYTHON, checkout_snapshot, git, init_repo
+from warp_fix.apply import branch_log, build_request, run_apply
+from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT
+from warp_fix.compare import INCONCLUSIVE, INVALID
+from warp_fix.plan import ADVISORY, CONSENT, SAFE, Fix, Plan
+
+BRANCH = "wf/startup"
+
+
+def hoist(fix_id: str, file: str, function: str, title: str, **extra) -> Fix:
+    return Fix(
+        id=fix_id,
+        slug=extra.pop("slug", "late-module-options"),
+        title=title,
+        description=f"The options set in {function}() decide the module's first build only if they are "
+        "in place before it; at module scope they are.",
+        safety=extra.pop("safety", SAFE),
+        codemod="hoist_options",
+        args={"file": file, "function": function},
+        files=[file],
+        allow_options=["enable_backward"],
+        **extra,
+    )
+
+
+PLAN = Plan(
+    command=[],
+    fixes=[
+        hoist(
+            "F1",
+            "pipeline/forward.py",
+            "forward_only",
+            "Set the forward stage's options before its first build",
+        ),
+        hoist("F2", "pipeline/settings.py", "configure", "Set the settings module's options at import"),
+        hoist("F3", "pipeline/fast.py", "go_fast", "Set the fast stage's options before its first build"),
+        hoist("F4", "pipeline/early.py", "prepare", "Set the early stage's options at import"),
+        hoist(
+            "F5",
+            "pipeline/early.py",
+            "prepare",
+            "Turn off backward process-wide",
+            slug="unused-backward",
+            safety=CONSENT,
+            expected="~40 ms of adjoint codegen",
+        ),
+        Fix("F6", "unroll-budget", "Lower max_unroll", "", ADVISORY, None, expected="~5% of native compile"),
+        hoist("F7", "pipeline/vendor.py", "setup", "Set the vendored module's options at import"),
+    ],
+)
+
+
+@pytest.fixture(scope="module")
+def applied(tmp_path_factory):
+    repo = init_repo(tmp_path_factory.mktemp("user") / "pipeline", PIPELINE)
+    (repo / "scratch.txt").write_text("uncommitted work\n")  # must survive untouched
+    before = checkout_snapshot(repo)
+    messages: list[str] = []
+    request = build_request(
+        command=[PYTHON, "-m", "pipeline"],
+        cwd=repo,
+        branch=BRANCH,
+        samples=1,
+        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
+    )
+    result = run_apply(request, planner=lambda report, root, command: PLAN, progress=messages.append)
+    return repo, before, result, messages
+
+
+def entry(result, fix_id):
+    return next(e for e in result.ledger.entries if e.fix_id == fix_id)
+
+
+def test_users_checkout_is_byte_identical_and_worktrees_are_gone(applied):
+    repo, before, _, _ = applied
+    assert checkout_snapshot(repo) == before
+    assert len(git(repo, "worktree", "list", "--porcelain").split("\n\n")) == 1
+
+
+def test_kept_fix_is_one_commit_with_trailers_and_fewer_source_bytes(applied):
+    repo, _, result, _ = applied
+    kept = entry(result, "F1")
+    assert kept.outcome == KEPT, kept.reason
+    assert git(repo, "rev-list", "--count", f"main..{BRANCH}") == "1"
+    message = git(repo, "log", "-1", "--format=%B", BRANCH)
+    assert message.startswith("Set the forward stage's options before its first build\n")
+    for trailer in (
+        "Mechanism: late-module-options",
+        "Cold-Module-Ms: ",
+        "Compile-Elapsed-Ms: ",
+        "Identities: ",
+        "Samples: 1 per arm",
+    ):
+        assert "Warp-Fix-" + trailer in message
+    assert "launches preserved: yes" in message and "program output preserved: yes" in message
+    assert "passed (exit 0" in message
+    before, after = kept.numbers.structure["generated_source_bytes"]
+    assert after < before
+    assert kept.numbers.output_preserved is True and kept.numbers.launches_preserved is True
+    assert git(repo, "log", "-1", "--format=%an <%ae>", BRANCH) == "Ada Tester <ada@example.com>"
+    assert git(repo, "diff", "--name-only", f"main..{BRANCH}") == "pipeline/forward.py"
+
+
+def test_fix_breaking_the_tests_is_dropped(applied):
+    dropped = entry(applied[2], "F2")
+    assert dropped.outcome == DROPPED and dropped.reason.startswith("tests failed (exit 1)")
+    assert dropped.numbers is None and not dropped.tests.passed
+
+
+def test_fix_changing_effective_options_is_invalid(applied):
+    dropped = entry(applied[2], "F3")
+    assert dropped.outcome == DROPPED and dropped.numbers.verdict == INVALID
+    assert "effective option fast_math of kernel shift: False -> True" in dropped.reason
+
+
+def test_fix_without_measurable_gain_is_dropped_with_its_numbers(applied):
+    dropped = entry(applied[2], "F4")
+    assert dropped.outcome == DROPPED and dropped.numbers.verdict == INCONCLUSIVE
+    assert dropped.numbers.structure["identities"][0] == dropped.numbers.structure["identities"][1]
+    assert dropped.numbers.timing_of("compile elapsed").n_before == 1
+
+
+def test_consent_advisory_and_protected_are_declined_with_estimates(applied):
+    result = applied[2]
+    assert entry(result, "F5").outcome == DECLINED and "--allow unused-backward" in entry(result, "F5").reason
+    assert entry(result, "F6").reason.startswith("advisory")
+    assert entry(result, "F7").reason == "touches protected pipeline/vendor.py"
+    markdown = result.ledger_files[1].read_text()
+    assert "untested estimate: ~40 ms of adjoint codegen" in markdown
+
+
+def test_ledger_is_saved_under_the_git_dir_with_total(applied):
+    repo, _, result, _ = applied
+    json_path, md_path = result.ledger_files
+    assert json_path == repo / ".git" / "warp-fix" / "wf" / "startup.json" and md_path.exists()
+    data = json.loads(json_path.read_text())
+    assert data["status"] == "complete" and data["total"]["structure"]["generated_source_bytes"]
+    # baseline, then one candidate sample per decisive fix (the accepted state's measurement is
+    # reused), and a fresh accepted sample for F4 whose verdict rests on timing
+    assert data["probe_calls"] == 5
+    assert data["probe_calls_by_verdict"] == {"baseline": 1, "IMPROVED": 1, "INVALID": 1, "INCONCLUSIVE": 2}
+
+
+def test_warnings_mention_uncommitted_changes(applied):
+    assert any("uncommitted change" in m for m in applied[3])
+
+
+def test_log_reads_the_branch_back(applied):
+    repo = applied[0]
+    log = branch_log(repo, BRANCH)
+    assert log.base == git(repo, "rev-parse", "main") and len(log.ours) == 1 and not log.foreign
+    assert log.ours[0].files == ["pipeline/forward.py"]
+    assert "Source-Bytes" in log.totals()
+
+
+def test_rerun_with_the_same_branch_says_what_to_do(applied):
+    from warp_fix.apply import ApplyError
+
+    repo = applied[0]
+    request = build_request(command=[PYTHON, "-m", "pipeline"], cwd=repo, branch=BRANCH)
+    with pytest.raises(ApplyError, match=r"branch wf/startup already exists \(with 1 commit.*git branch -D"):
+        run_apply(request, planner=lambda *a: PLAN)

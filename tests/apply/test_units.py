@@ -1,0 +1,249 @@
+"""Unit tests without Warp runs: the sampling rule, commit messages, configuration, the gate, `log`."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.apply.conftest import git, init_repo
+from warp_fix.apply import budget
+from warp_fix.apply.commit import commit_files, commit_message, identity_env, trailers
+from warp_fix.apply.gate import Gate
+from warp_fix.apply.git import Git
+from warp_fix.apply.ledger import Numbers, TestSummary
+from warp_fix.apply.review import branch_log
+from warp_fix.compare import IMPROVED, INCONCLUSIVE, INVALID, REGRESSED, Comparison, TimingDelta
+from warp_fix.config import ConfigError, load_config, parse_config
+from warp_fix.plan import ADVISORY, CONSENT, SAFE, Fix
+from warp_fix.report import Stat
+
+
+def comparison(verdict=INCONCLUSIVE, structure=None, delta=0.0, band=10.0, n=1, reasons=()) -> Comparison:
+    before = Stat(1000.0, 4.0, [1000.0] * n)
+    after = Stat(1000.0 + delta, 4.0, [1000.0 + delta] * n)
+    timing = [
+        TimingDelta("cold module work", before, after, delta, band),
+        TimingDelta("compile elapsed", before, after, delta, band),
+    ]
+    return Comparison(
+        verdict,
+        list(reasons),
+        True,
+        [],
+        True,
+        [],
+        structure or {"identities": (4, 4), "generated_source_bytes": (900, 900)},
+        timing,
+        "compile elapsed",
+    )
+
+
+# -- the sampling rule ------------------------------------------------------------------------------
+
+
+def test_structural_change_decides_after_one_sample_per_arm():
+    step = budget.next_step(comparison(IMPROVED, {"identities": (4, 3)}), per_arm=1, budget=5)
+    assert not step.more and step.why.startswith("decisive: structure changed")
+
+
+def test_invalid_decides_after_one_sample_per_arm():
+    assert not budget.next_step(comparison(INVALID), per_arm=1, budget=5).more
+
+
+def test_timing_claim_takes_three_samples_then_stops_when_clear():
+    assert budget.next_step(comparison(delta=-50.0), per_arm=1, budget=5).more
+    assert budget.next_step(comparison(delta=-50.0), per_arm=2, budget=5).more
+    assert not budget.next_step(comparison(delta=-50.0, n=3), per_arm=3, budget=5).more  # 5x the band
+    assert not budget.next_step(comparison(delta=2.0, n=3), per_arm=3, budget=5).more  # 0.2x the band
+    assert budget.next_step(comparison(delta=-12.0, n=3), per_arm=3, budget=5).more  # near the band
+    assert not budget.next_step(comparison(delta=-12.0, n=5), per_arm=5, budget=5).more  # budget spent
+
+
+def test_budget_caps_the_samples():
+    step = budget.next_step(comparison(delta=-50.0), per_arm=1, budget=1)
+    assert not step.more and "budget spent" in step.why
+
+
+def test_timing_verdict_from_too_few_samples_is_inconclusive():
+    assert budget.effective_verdict(comparison(IMPROVED, delta=-50.0), per_arm=1)[0] == INCONCLUSIVE
+    assert budget.effective_verdict(comparison(REGRESSED, delta=50.0), per_arm=2)[0] == INCONCLUSIVE
+    assert budget.effective_verdict(comparison(IMPROVED, delta=-50.0, n=3), per_arm=3)[0] == IMPROVED
+    structural = comparison(IMPROVED, {"identities": (4, 3)})
+    assert budget.effective_verdict(structural, per_arm=1)[0] == IMPROVED
+
+
+def test_baseline_samples_never_exceed_the_budget():
+    assert [budget.baseline_samples(n) for n in (1, 2, 5)] == [1, 2, 2]
+
+
+# -- commit messages ----------------------------------------------------------------------------
+
+FIX = Fix(
+    "F1",
+    "late-module-options",
+    "Define stage kernels at module scope in one named module",
+    "Kernels defined inside functions rebuild the module at every call; at module scope they are built once.",
+    SAFE,
+    "hoist_options",
+    {"file": "a.py", "function": "f"},
+    ["a.py"],
+)
+
+
+def numbers(verdict=IMPROVED) -> Numbers:
+    c = comparison(
+        verdict,
+        {
+            "identities": (4, 3),
+            "generated_source_bytes": (900, 500),
+            "warm_builds": (0, 0),
+            "lto_artifacts": (0, 0),
+        },
+        delta=-400.0,
+        n=1,
+        reasons=["structure shrank"],
+    )
+    return Numbers.of(c, per_arm=1, launch_count=12, stop="decisive")
+
+
+def test_commit_message_has_subject_body_and_parseable_trailers():
+    message = commit_message(FIX, numbers(), TestSummary("pytest -q", True, 0, 3.2), "decisive")
+    subject, blank, *_ = message.splitlines()
+    assert subject == FIX.title and blank == ""
+    assert "built once." in message
+    assert "- module identities built: 4 -> 3" in message
+    assert "launches preserved: yes, 12 launches" in message
+    assert "Tests: `pytest -q` passed (exit 0, 3.2 s)." in message
+    assert all(len(line) <= 110 for line in message.splitlines())
+    parsed = subprocess.run(
+        ["git", "interpret-trailers", "--parse"], input=message, text=True, capture_output=True, check=True
+    ).stdout
+    assert parsed.splitlines() == trailers(FIX, numbers()).splitlines()
+    assert "Warp-Fix-Cold-Module-Ms: 1000 -> 600" in parsed
+    assert "Warp-Fix-Identities: 4 -> 3" in parsed and "Warp-Fix-Samples: 1 per arm, interleaved" in parsed
+
+
+def test_identity_falls_back_to_warp_fix_only_when_none_is_configured(tmp_path, monkeypatch):
+    empty = tmp_path / "gitconfig"
+    empty.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    repo = init_repo(tmp_path / "r", {"a.py": "x = 1\n"}, identity=False)
+    assert identity_env(Git(repo))["GIT_AUTHOR_EMAIL"] == "warp-fix@localhost"
+    (repo / "a.py").write_text("x = 2\n")
+    commit_files(Git(repo), ["a.py"], commit_message(FIX, numbers(), None, "decisive"))
+    assert git(repo, "log", "-1", "--format=%an <%ae>|%cn") == "warp-fix <warp-fix@localhost>|warp-fix"
+    git(repo, "config", "user.name", "Ada")
+    git(repo, "config", "user.email", "ada@example.com")
+    assert identity_env(Git(repo)) == {}
+
+
+# -- configuration --------------------------------------------------------------------------------
+
+
+def test_config_reads_every_key(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.warp-fix]\ncommand = "python -m app --fast"\ntest = "pytest -q"\nsamples = 4\n'
+        'allow = ["unused-backward"]\nprotected = ["vendor/", "sim.py::step"]\ntimeout = 90\n'
+    )
+    (tmp_path / "pkg").mkdir()
+    config = load_config(tmp_path / "pkg", stop=tmp_path)
+    assert config.command == ("python", "-m", "app", "--fast") and config.test == "pytest -q"
+    assert (config.samples, config.allow, config.timeout) == (4, ("unused-backward",), 90.0)
+    assert config.protected == ("vendor/", "sim.py::step")
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ({"samples": 0}, "[tool.warp-fix] samples must be an integer >= 1"),
+        ({"samples": "3"}, "[tool.warp-fix] samples must be an integer >= 1"),
+        ({"samples": True}, "[tool.warp-fix] samples must be an integer >= 1"),
+        ({"command": 3}, "[tool.warp-fix] command must be a string or a list of strings"),
+        ({"command": []}, "[tool.warp-fix] command must not be empty"),
+        ({"allow": "x"}, "[tool.warp-fix] allow must be a list of non-empty strings"),
+        ({"protected": [""]}, "[tool.warp-fix] protected must be a list of non-empty strings"),
+        ({"timeout": -1}, "[tool.warp-fix] timeout must be a number of seconds > 0"),
+        ({"test": ""}, "[tool.warp-fix] test must be a non-empty string"),
+        ({"sample": 3}, "[tool.warp-fix] unknown key 'sample'"),
+    ],
+)
+def test_config_validation_names_the_key(table, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        parse_config(table)
+
+
+def test_flags_override_configuration(tmp_path):
+    from warp_fix.apply import build_request
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.warp-fix]\ncommand = ["python", "app.py"]\nsamples = 4\ntest = "pytest"\nallow = ["a"]\n'
+    )
+    from_config = build_request(command=None, cwd=tmp_path, branch="b")
+    assert (from_config.command, from_config.samples, from_config.test) == (("python", "app.py"), 4, "pytest")
+    flags = build_request(
+        command=["python", "other.py"], cwd=tmp_path, branch="b", samples=1, test="true", allow=["b"]
+    )
+    assert (flags.command, flags.samples, flags.test, flags.allow) == (
+        ("python", "other.py"),
+        1,
+        "true",
+        frozenset({"b"}),
+    )
+
+
+# -- the gate -------------------------------------------------------------------------------------
+
+
+def test_gate_applies_safety_classes_allow_only_and_protected():
+    gate = Gate(allow=frozenset({"unused-backward"}), protected=("vendor/", "sim.py::setup"))
+    safe = Fix("F1", "late-module-options", "t", "", SAFE, "hoist_options", {"function": "go"}, ["sim.py"])
+    assert gate.decline_reason(safe) is None
+    assert gate.decline_reason(Fix("F2", "x", "t", "", CONSENT, "c", files=["a.py"])).startswith(
+        "needs consent"
+    )
+    assert gate.decline_reason(Fix("F3", "unused-backward", "t", "", CONSENT, "c", files=["a.py"])) is None
+    assert gate.decline_reason(Fix("F4", "x", "t", "", ADVISORY, None)).startswith("advisory")
+    assert gate.decline_reason(Fix("F5", "x", "t", "", SAFE, "c", files=["vendor/lib/k.py"])) == (
+        "touches protected vendor/"
+    )
+    on_setup = Fix("F6", "x", "t", "", SAFE, "c", {"function": "setup"}, ["sim.py"])
+    assert gate.decline_reason(on_setup) == "touches protected sim.py::setup"
+    assert Gate(only=frozenset({"F9"})).decline_reason(safe) == "not selected by --only"
+
+
+# -- log ------------------------------------------------------------------------------------------
+
+
+def test_log_lists_warp_fix_and_foreign_commits_with_deltas(tmp_path):
+    repo = init_repo(tmp_path / "r", {"a.py": "x = 1\n", "b.py": "y = 1\n"})
+    git(repo, "checkout", "-q", "-b", "wf/startup")
+    (repo / "a.py").write_text("x = 2\n")
+    commit_files(Git(repo), ["a.py"], commit_message(FIX, numbers(), None, "decisive"))
+    (repo / "b.py").write_text("y = 2\n")
+    git(repo, "commit", "-qam", "Tidy b")
+    git(repo, "checkout", "-q", "main")
+    log = branch_log(repo, "wf/startup")
+    assert [r.subject for r in log.rows] == [FIX.title, "Tidy b"]
+    assert [r.by_warp_fix for r in log.rows] == [True, False]
+    assert log.rows[0].files == ["a.py"] and log.rows[0].trailers["Mechanism"] == "late-module-options"
+    assert log.totals()["Identities"] == (4.0, 3.0) and log.totals()["Cold-Module-Ms"] == (1000.0, 600.0)
+    data = log.to_json()
+    assert data["commits"][1]["by_warp_fix"] is False and data["base"] == git(repo, "rev-parse", "main")
+
+
+def test_log_cli_prints_rows_and_json(tmp_path):
+    from tests.apply.conftest import run_cli
+
+    repo = init_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    git(repo, "checkout", "-q", "-b", "wf/s")
+    (repo / "a.py").write_text("x = 2\n")
+    commit_files(Git(repo), ["a.py"], commit_message(FIX, numbers(), None, "decisive"))
+    git(repo, "checkout", "-q", "main")
+    text = run_cli("log", "wf/s", cwd=repo)
+    assert text.returncode == 0 and "late-module-options" in text.stdout and "4 -> 3" in text.stdout
+    assert '"by_warp_fix": true' in run_cli("log", "wf/s", "--json", cwd=repo).stdout
+    missing = run_cli("log", "nope", cwd=Path(repo))
+    assert missing.returncode == 2 and "no branch nope" in missing.stderr

@@ -1,0 +1,131 @@
+"""Interleaved A/B measurement: one `measure(samples=1)` per arm in turn, folded into two Reports.
+
+Alternating A, B, A, B spreads machine drift over both arms instead of biasing one of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from warp_fix.apply.budget import Step, decisive, next_step
+from warp_fix.compare import Comparison
+from warp_fix.probe import measure
+from warp_fix.probe.stats import stat
+from warp_fix.report import Output, Report, Summary
+
+Progress = Callable[[str], None]
+Judge = Callable[[Report, Report], Comparison]
+
+
+@dataclass
+class ProbeClock:
+    """Counts the probe runs apply spends and the seconds spent inside measure()."""
+
+    calls: int = 0
+    seconds: float = 0.0
+    calls_by_verdict: dict[str, int] = field(default_factory=dict)
+
+    def measure(
+        self, command: list[str], cwd: Path, samples: int, timeout: float | None, label: str
+    ) -> Report:
+        start = time.perf_counter()
+        try:
+            return measure(command, cwd, samples=samples, timeout=timeout, label=label)
+        finally:
+            self.calls += 1
+            self.seconds += time.perf_counter() - start
+
+    def charge(self, verdict: str, calls: int) -> None:
+        self.calls_by_verdict[verdict] = self.calls_by_verdict.get(verdict, 0) + calls
+
+
+@dataclass
+class ArmsResult:
+    before: Report
+    after: Report
+    comparison: Comparison
+    per_arm: int
+    stop: Step
+
+
+def measure_interleaved(
+    command: list[str],
+    accepted_cwd: Path,
+    candidate_cwd: Path,
+    judge: Judge,
+    budget: int,
+    clock: ProbeClock,
+    timeout: float | None = None,
+    progress: Progress | None = None,
+    reuse: Report | None = None,
+) -> ArmsResult:
+    """A, B, A, B ... until the sampling rule says stop. Raises ProbeError if an arm fails to run.
+
+    `reuse` is an earlier measurement of the accepted state. It stands in for the first A only while
+    deterministic facts decide; when timing decides it is replaced by a fresh A taken right after B.
+    """
+    say = progress or (lambda _text: None)
+    before: list[Report] = [reuse] if reuse is not None else []
+    after: list[Report] = []
+    reused = reuse is not None
+    while True:
+        if len(before) == len(after):
+            say(f"  sample {len(after) + 1}: accepted")
+            before.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted"))
+        say(
+            f"  sample {len(after) + 1}: candidate"
+            + (" (accepted state: reused measurement)" if reused else "")
+        )
+        after.append(clock.measure(command, candidate_cwd, 1, timeout, "candidate"))
+        comparison = judge(merge_reports(before), merge_reports(after))
+        if reused and not decisive(comparison):
+            say("  timing decides: a fresh sample of the accepted state replaces the reused one")
+            before = [clock.measure(command, accepted_cwd, 1, timeout, "accepted")]
+            reused = False
+            comparison = judge(merge_reports(before), merge_reports(after))
+        step = next_step(comparison, len(after), budget)
+        if not step.more:
+            return ArmsResult(merge_reports(before), merge_reports(after), comparison, len(after), step)
+
+
+def merge_reports(reports: list[Report]) -> Report:
+    """Single-sample Reports of one arm -> one Report with every sample and a recomputed summary.
+
+    Structure and trace come from the first report (they are deterministic); output counts as
+    deterministic only if every run printed the same bytes.
+    """
+    first = reports[0]
+    if len(reports) == 1:
+        return first
+    samples = [dataclasses.replace(s, index=i) for i, s in enumerate(x for r in reports for x in r.samples)]
+    good = [s for s in samples if s.ok]
+    hashes = {r.output.sha256 for r in reports}
+    deterministic = (
+        None if not good else (len(hashes) == 1 and all(r.output.deterministic is not False for r in reports))
+    )
+    output: Output = dataclasses.replace(first.output, deterministic=deterministic)
+    return dataclasses.replace(
+        first,
+        samples=samples,
+        summary=_summary(first.summary, good),
+        output=output,
+        warnings=sorted({w for r in reports for w in r.warnings}),
+    )
+
+
+def _summary(first: Summary | None, good) -> Summary | None:
+    if first is None or not good:
+        return first
+    return dataclasses.replace(
+        first,
+        cold_module_ms=stat([s.cold_module_ms for s in good]),
+        native_compile_ms=stat([s.native_compile_ms for s in good]),
+        cold_wall_ms=stat([s.cold_wall_ms for s in good]),
+        warm_wall_ms=stat([s.warm_wall_ms for s in good]),
+        compile_elapsed_ms=stat([s.cold_wall_ms - s.warm_wall_ms for s in good]),
+        warm_module_ms=stat([s.warm_module_ms for s in good]),
+    )

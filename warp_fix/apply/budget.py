@@ -1,0 +1,84 @@
+"""How many interleaved samples a candidate gets: the sampling rule, in one place.
+
+Structure (identities, generated source bytes, LTO artifacts, warm builds), the launch record, the
+output and the effective options are deterministic: one sample per arm settles them, and timing
+only has to agree in direction. A claim that rests on timing alone needs a median and a MAD, so it
+gets at least MIN_TIMING_SAMPLES per arm and at most the `--samples` budget, stopping early once the
+difference is far outside the noise band or far inside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from warp_fix.compare import INCONCLUSIVE, INVALID, Comparison, TimingDelta
+
+MIN_TIMING_SAMPLES = 3  # a median and a MAD need three values (WARP_FACTS.md, measurement rules)
+CLEARLY_OUTSIDE = 2.0  # |delta| > 2 x band: more samples will not change the verdict
+CLEARLY_INSIDE = 0.5  # |delta| < band / 2: more samples will not make it significant
+BASELINE_SAMPLES = 2  # the plan's baseline: two cold+warm pairs show output nondeterminism early
+
+RULE_TEXT = (
+    "the accepted state's latest measurement (the baseline, or the candidate that became it) is reused "
+    "and 1 candidate sample is taken; if deterministic facts decide (structure changed, or the "
+    "workload/output/options moved) that is all; otherwise timing decides: the reused sample is "
+    "replaced by a fresh interleaved one and pairs continue to at least 3 and at most --samples per "
+    "arm, stopping early when the difference is > 2x or < 0.5x the noise band; a timing verdict from "
+    "fewer than 3 samples per arm counts as inconclusive"
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    more: bool  # take another A,B pair
+    why: str
+
+
+def baseline_samples(budget: int) -> int:
+    return max(1, min(BASELINE_SAMPLES, budget))
+
+
+def structure_changed(comparison: Comparison) -> bool:
+    return any(before != after for before, after in comparison.structure.values())
+
+
+def judged_delta(comparison: Comparison) -> TimingDelta | None:
+    return next((t for t in comparison.timing if t.metric == comparison.judged_on), None)
+
+
+def decisive(comparison: Comparison) -> bool:
+    """Deterministic facts settle it: more samples cannot change the verdict."""
+    return comparison.verdict == INVALID or structure_changed(comparison)
+
+
+def next_step(comparison: Comparison, per_arm: int, budget: int) -> Step:
+    """After `per_arm` interleaved pairs: measure another pair, or stop (and why)."""
+    if comparison.verdict == INVALID:
+        return Step(False, "decisive: the workload, output or effective options moved")
+    if structure_changed(comparison):
+        return Step(False, "decisive: structure changed; timing only confirms the direction")
+    if per_arm >= budget:
+        return Step(False, f"timing decides; sample budget spent ({budget} per arm)")
+    if per_arm < MIN_TIMING_SAMPLES:
+        return Step(True, f"timing decides: needs {MIN_TIMING_SAMPLES} per arm")
+    delta = judged_delta(comparison)
+    if delta is None:
+        return Step(False, "no timing to judge")
+    if abs(delta.delta) > CLEARLY_OUTSIDE * delta.band:
+        return Step(False, "timing decides: difference clearly outside the noise band")
+    if abs(delta.delta) < CLEARLY_INSIDE * delta.band:
+        return Step(False, "timing decides: difference clearly inside the noise band")
+    return Step(True, "timing decides: difference near the noise band")
+
+
+def effective_verdict(comparison: Comparison, per_arm: int) -> tuple[str, str]:
+    """The verdict apply acts on, and why: a timing-only verdict from < 3 samples per arm is inconclusive."""
+    verdict = comparison.verdict
+    if verdict == INVALID or structure_changed(comparison) or per_arm >= MIN_TIMING_SAMPLES:
+        return verdict, verdict.lower()
+    if verdict == INCONCLUSIVE:
+        return verdict, "inconclusive"
+    return INCONCLUSIVE, (
+        f"timing-only {verdict.lower()} from {per_arm} sample(s) per arm: a timing claim needs "
+        f"{MIN_TIMING_SAMPLES} per arm (raise --samples)"
+    )

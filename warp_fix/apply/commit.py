@@ -1,0 +1,121 @@
+"""Commit messages for kept fixes: a plain-language subject, a body for people, trailers for machines."""
+
+from __future__ import annotations
+
+import textwrap
+
+from warp_fix.apply.git import Git
+from warp_fix.apply.ledger import Numbers, TestSummary
+from warp_fix.plan import Fix
+
+FALLBACK_NAME = "warp-fix"
+FALLBACK_EMAIL = "warp-fix@localhost"
+TRAILER_PREFIX = "Warp-Fix-"
+WIDTH = 72
+
+
+def commit_message(fix: Fix, numbers: Numbers, tests: TestSummary | None, sampling: str) -> str:
+    body = [_wrap(fix.description)] if fix.description else []
+    body.append(_measurements(numbers, sampling))
+    body.append(_tests_line(tests))
+    return "\n\n".join([fix.title.strip().rstrip("."), *body, trailers(fix, numbers)]) + "\n"
+
+
+def trailers(fix: Fix, numbers: Numbers) -> str:
+    values = [
+        ("Mechanism", fix.slug),
+        ("Fix", fix.id),
+        ("Verdict", numbers.verdict),
+    ]
+    for metric, key in (("cold module work", "Cold-Module-Ms"), ("compile elapsed", "Compile-Elapsed-Ms")):
+        t = numbers.timing_of(metric)
+        if t:
+            values.append((key, f"{t.before_ms:.0f} -> {t.after_ms:.0f}"))
+    for field_name, key in (
+        ("identities", "Identities"),
+        ("generated_source_bytes", "Source-Bytes"),
+        ("warm_builds", "Warm-Builds"),
+        ("lto_artifacts", "LTO-Artifacts"),
+    ):
+        if field_name in numbers.structure:
+            before, after = numbers.structure[field_name]
+            values.append((key, f"{before} -> {after}"))
+    values.append(("Samples", f"{numbers.per_arm} per arm, interleaved"))
+    return "\n".join(f"{TRAILER_PREFIX}{key}: {value}" for key, value in values)
+
+
+def _measurements(n: Numbers, sampling: str) -> str:
+    lines = [f"Measured against the previous state, interleaved, n={n.per_arm} per arm ({sampling}):"]
+    lines += [f"- {t.line()}" for t in n.timing]
+    labels = {
+        "identities": "module identities built",
+        "generated_source_bytes": "generated source bytes",
+        "warm_builds": "warm builds",
+        "lto_artifacts": "LTO artifacts",
+    }
+    for key, label in labels.items():
+        if key in n.structure:
+            before, after = n.structure[key]
+            lines.append(f"- {label}: {before} -> {after}")
+    launches = {
+        True: f"yes, {n.launch_count} launches in the same order and structure",
+        False: "NO",
+        None: "unverifiable (no launches recorded)",
+    }[n.launches_preserved]
+    lines.append(f"- launches preserved: {launches}")
+    if n.renames:
+        lines.append("- kernel keys renamed: " + ", ".join(f"{a} -> {b}" for a, b in n.renames))
+    output = {True: "yes (identical bytes)", False: "NO", None: "not compared (nondeterministic)"}
+    lines.append(f"- program output preserved: {output[n.output_preserved]}")
+    lines += [f"- note: {note}" for note in n.notes]
+    return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
+
+
+def _tests_line(tests: TestSummary | None) -> str:
+    if tests is None:
+        return "Tests: none configured (gated on launches, output and options only)."
+    return _wrap(f"Tests: `{tests.command}` passed (exit {tests.exit_code}, {tests.seconds:.1f} s).")
+
+
+def _wrap(text: str, indent: str = "") -> str:
+    return "\n".join(
+        textwrap.fill(p, WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+        for p in text.strip().split("\n")
+    )
+
+
+def identity_env(git: Git) -> dict[str, str]:
+    """The repo's configured identity is used as is; without one, warp-fix's, for this commit only."""
+    name = git.run("config", "user.name", check=False)
+    email = git.run("config", "user.email", check=False)
+    if name and email:
+        return {}
+    return {
+        "GIT_AUTHOR_NAME": name or FALLBACK_NAME,
+        "GIT_AUTHOR_EMAIL": email or FALLBACK_EMAIL,
+        "GIT_COMMITTER_NAME": name or FALLBACK_NAME,
+        "GIT_COMMITTER_EMAIL": email or FALLBACK_EMAIL,
+    }
+
+
+def commit_files(git: Git, files: list[str], message: str) -> str:
+    """Commit exactly these files (not whatever else the tests left behind); returns the new sha.
+
+    Hooks and signing are skipped: the commit is gated by warp-fix's own measurements and tests,
+    and a hook or pinentry prompt must not stall an unattended run.
+    """
+    git.run("add", "--", *files)
+    git.run(
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "-q",
+        "--no-verify",
+        "-F",
+        "-",
+        "--",
+        *files,
+        env=identity_env(git),
+        stdin=message,
+    )
+    return git.run("rev-parse", "HEAD")

@@ -1,0 +1,225 @@
+"""The Ledger: what apply kept, dropped and declined, with numbers; saved as JSON and Markdown.
+
+It lives under the git directory (`.git/warp-fix/<branch>.json|.md`), never in the user's tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warp_fix.compare import Comparison
+
+KEPT = "kept"
+DROPPED = "dropped"
+DECLINED = "declined"
+LEDGER_VERSION = 1
+
+
+@dataclass
+class TimingNumbers:
+    metric: str
+    before_ms: float
+    before_mad: float
+    after_ms: float
+    after_mad: float
+    n_before: int
+    n_after: int
+    delta_ms: float
+    band_ms: float
+    significant: bool
+
+    def line(self) -> str:
+        verdict = "" if self.significant else ", inside the noise band"
+        return (
+            f"{self.metric}: {self.before_ms:.0f} -> {self.after_ms:.0f} ms "
+            f"(median of n={self.n_before}/{self.n_after}, "
+            f"MAD {self.before_mad:.0f}/{self.after_mad:.0f} ms, "
+            f"noise band ±{self.band_ms:.0f} ms{verdict})"
+        )
+
+
+@dataclass
+class Numbers:
+    """A comparison reduced to what the ledger, the commit and `log` show."""
+
+    verdict: str
+    reasons: list[str]
+    structure: dict[str, tuple[int, int]]
+    timing: list[TimingNumbers]
+    per_arm: int
+    launches_preserved: bool | None
+    launch_count: int
+    output_preserved: bool | None
+    renames: list[tuple[str, str]]
+    notes: list[str]
+    stop: str = ""  # why sampling stopped
+
+    @classmethod
+    def of(cls, comparison: Comparison, per_arm: int, launch_count: int, stop: str = "") -> Numbers:
+        timing = [
+            TimingNumbers(
+                t.metric,
+                t.before.median,
+                t.before.mad,
+                t.after.median,
+                t.after.mad,
+                len(t.before.values),
+                len(t.after.values),
+                t.delta,
+                t.band,
+                t.significant,
+            )
+            for t in comparison.timing
+        ]
+        return cls(
+            comparison.verdict,
+            list(comparison.reasons),
+            dict(comparison.structure),
+            timing,
+            per_arm,
+            comparison.workload_same,
+            launch_count,
+            comparison.output_same,
+            list(comparison.renames),
+            list(comparison.notes),
+            stop,
+        )
+
+    def timing_of(self, metric: str) -> TimingNumbers | None:
+        return next((t for t in self.timing if t.metric == metric), None)
+
+    def summary(self) -> str:
+        parts = []
+        ids = self.structure.get("identities")
+        if ids:
+            parts.append(f"identities {ids[0]} -> {ids[1]}")
+        for metric in ("cold module work", "compile elapsed"):
+            t = self.timing_of(metric)
+            if t:
+                parts.append(f"{metric} {t.before_ms:.0f} -> {t.after_ms:.0f} ms (±{t.band_ms:.0f})")
+        return "; ".join(parts) + f"; n={self.per_arm} per arm"
+
+
+@dataclass
+class TestSummary:
+    __test__ = False  # not a pytest test class
+
+    command: str
+    passed: bool
+    exit_code: int | None
+    seconds: float
+    tail: str = ""
+
+
+@dataclass
+class Entry:
+    fix_id: str
+    slug: str
+    title: str
+    safety: str
+    outcome: str  # KEPT | DROPPED | DECLINED
+    reason: str
+    files: list[str] = field(default_factory=list)
+    commit: str | None = None
+    numbers: Numbers | None = None
+    tests: TestSummary | None = None
+    expected: str = ""  # the planner's untested estimate (shown for declined fixes, labelled)
+
+
+@dataclass
+class Ledger:
+    branch: str | None
+    base_commit: str
+    base_ref: str | None
+    command: list[str]
+    cwd: str  # relative to the repository root
+    sampling_rule: str
+    status: str = "running"  # running | complete | interrupted | failed | dry-run
+    entries: list[Entry] = field(default_factory=list)
+    baseline: dict[str, Any] = field(default_factory=dict)
+    total: Numbers | None = None
+    total_note: str = ""
+    warnings: list[str] = field(default_factory=list)
+    probe_calls: int = 0
+    probe_calls_by_verdict: dict[str, int] = field(default_factory=dict)
+    probe_seconds: float = 0.0
+    test_seconds: float = 0.0
+    total_seconds: float = 0.0
+    version: int = LEDGER_VERSION
+
+    def of(self, outcome: str) -> list[Entry]:
+        return [e for e in self.entries if e.outcome == outcome]
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def ledger_paths(ledger_dir: Path, branch: str) -> tuple[Path, Path]:
+    base = ledger_dir / branch  # branch names may hold "/": they become sub-directories, like refs
+    return base.with_name(base.name + ".json"), base.with_name(base.name + ".md")
+
+
+def save_ledger(ledger: Ledger, ledger_dir: Path) -> tuple[Path, Path]:
+    json_path, md_path = ledger_paths(ledger_dir, ledger.branch or "dry-run")
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(ledger.to_json(), indent=1, default=str) + "\n")
+    md_path.write_text(ledger_markdown(ledger))
+    return json_path, md_path
+
+
+def load_ledger_json(ledger_dir: Path, branch: str) -> dict[str, Any] | None:
+    path, _ = ledger_paths(ledger_dir, branch)
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def ledger_markdown(ledger: Ledger) -> str:
+    lines = [
+        f"# warp-fix apply: {ledger.branch}",
+        "",
+        f"- command: `{' '.join(ledger.command)}` (in `{ledger.cwd or '.'}`)",
+        f"- base: {ledger.base_ref or 'detached HEAD'} at {ledger.base_commit[:12]}; status: {ledger.status}",
+        f"- sampling: {ledger.sampling_rule}",
+        f"- probe runs: {ledger.probe_calls} ({ledger.probe_seconds:.0f} s), "
+        f"tests {ledger.test_seconds:.0f} s, "
+        f"total {ledger.total_seconds:.0f} s",
+        "",
+    ]
+    for warning in ledger.warnings:
+        lines.append(f"> warning: {warning}")
+    for title, outcome in (("Kept", KEPT), ("Dropped", DROPPED), ("Declined", DECLINED)):
+        entries = ledger.of(outcome)
+        if not entries:
+            continue
+        lines += [
+            "",
+            f"## {title}",
+            "",
+            "| fix | mechanism | what | result | reason |",
+            "|---|---|---|---|---|",
+        ]
+        for e in entries:
+            result = (
+                e.numbers.summary()
+                if e.numbers
+                else (f"untested estimate: {e.expected}" if e.expected else "")
+            )
+            commit = f" ({e.commit[:10]})" if e.commit else ""
+            lines.append(f"| {e.fix_id}{commit} | {e.slug} | {e.title} | {result} | {_cell(e.reason)} |")
+    lines += ["", "## Total", ""]
+    if ledger.total:
+        lines.append(f"- {ledger.total.summary()}")
+        lines += [f"- {t.line()}" for t in ledger.total.timing]
+    if ledger.total_note:
+        lines.append(f"- {ledger.total_note}")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,379 @@
+"""The apply loop: baseline and plan in a worktree, then one measured, test-gated try per fix."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from warp_fix.apply import budget
+from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
+from warp_fix.apply.commit import commit_files, commit_message
+from warp_fix.apply.errors import ApplyError, BaselineTestsFailed
+from warp_fix.apply.gate import Gate
+from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT, Entry, Ledger, Numbers, TestSummary, save_ledger
+from warp_fix.apply.request import ApplyRequest
+from warp_fix.apply.signals import termination_interrupts
+from warp_fix.apply.testrun import TestRun, run_tests
+from warp_fix.apply.worktree import UserRepo, Workspace
+from warp_fix.compare import IMPROVED, INVALID, Comparison, compare
+from warp_fix.plan import Fix, Plan
+from warp_fix.probe import ProbeError
+from warp_fix.report import Report
+
+Planner = Callable[[Report, Path, list[str]], Plan]
+Progress = Callable[[str], None]
+PLANNED = "planned"  # dry-run outcome: would be tried
+
+
+@dataclass
+class ApplyResult:
+    ledger: Ledger
+    plan: Plan | None
+    ledger_files: tuple[Path, Path] | None = None
+    exit_code: int = 0
+
+
+def default_planner(report: Report, root: Path, command: list[str]) -> Plan:
+    from warp_fix import plan as plan_module
+
+    make_plan = getattr(plan_module, "make_plan", None)
+    if make_plan is None:
+        raise ApplyError("the planner (warp_fix.plan.make_plan) is not available in this build")
+    return make_plan(report, root, command)
+
+
+def run_apply(
+    request: ApplyRequest, planner: Planner | None = None, progress: Progress | None = None
+) -> ApplyResult:
+    """Run apply (or its dry run) for `request`; raises ApplyError / ProbeError / BaselineFailed."""
+    planner = planner or default_planner
+    say = progress or (lambda _text: None)
+    if request.dry_run:
+        return DryRun(request, planner, say).run()
+    repo = UserRepo.discover(request.cwd)
+    branch = request.branch or ""
+    repo.check_branch_name(branch)
+    for stale in repo.prune_stale_worktrees():
+        say(f"removed a stale worktree left by an interrupted apply: {stale}")
+    if repo.branch_exists(branch):
+        raise ApplyError(repo.existing_branch_message(branch))
+    relative = repo.relative_cwd(request.cwd)
+    warnings = _precondition_warnings(repo, request)
+    for warning in warnings:
+        say(f"warning: {warning}")
+    with termination_interrupts(), Workspace(repo, branch) as workspace:
+        return ApplySession(request, repo, workspace, relative, planner, say, warnings).run()
+
+
+def _precondition_warnings(repo: UserRepo, request: ApplyRequest) -> list[str]:
+    warnings = []
+    dirty = repo.uncommitted()
+    if dirty:
+        warnings.append(
+            f"{len(dirty)} uncommitted change(s) are not on the new branch: it starts from HEAD "
+            f"{repo.head[:10]} without them"
+        )
+    if not request.test:
+        warnings.append(
+            "no test command (--test or [tool.warp-fix] test): fixes are gated on "
+            "launches, output and effective options only"
+        )
+    return warnings
+
+
+def judge(before: Report, after: Report, allow_options: set[str], nondeterministic_ok: bool) -> Comparison:
+    """compare(), plus the output policy: varying output is INVALID unless the user allowed it."""
+    if nondeterministic_ok:
+        before = dataclasses.replace(before, output=dataclasses.replace(before.output, deterministic=False))
+    comparison = compare(before, after, allow_options)
+    if not nondeterministic_ok and before.output.deterministic is False and comparison.verdict != INVALID:
+        comparison.verdict = INVALID
+        comparison.reasons.append(
+            "the accepted state's output varied between runs (--allow-nondeterministic-output skips this)"
+        )
+    return comparison
+
+
+class ApplySession:
+    """One apply run inside its workspace; fills the ledger as it goes."""
+
+    def __init__(
+        self,
+        request: ApplyRequest,
+        repo: UserRepo,
+        workspace: Workspace,
+        relative: Path,
+        planner: Planner,
+        say: Progress,
+        warnings: list[str],
+    ):
+        self.request = request
+        self.repo = repo
+        self.workspace = workspace
+        self.candidate_cwd = workspace.candidate / relative
+        self.accepted_cwd = workspace.accepted / relative
+        self.planner = planner
+        self.say = say
+        self.clock = ProbeClock()
+        self.gate = Gate(request.allow, request.only, request.protected)
+        self.command = list(request.command)
+        self.kept: list[tuple[Fix, Entry]] = []
+        self.accepted_report: Report | None = None  # latest measurement of the accepted state
+        self.ledger = Ledger(
+            branch=request.branch,
+            base_commit=repo.head,
+            base_ref=repo.head_ref,
+            command=self.command,
+            cwd=relative.as_posix() if str(relative) != "." else "",
+            sampling_rule=budget.RULE_TEXT,
+            warnings=list(warnings),
+        )
+
+    def run(self) -> ApplyResult:
+        start = time.perf_counter()
+        plan = None
+        try:
+            if not self.candidate_cwd.is_dir():
+                raise ApplyError(f"the working directory {self.ledger.cwd} is not in the committed tree")
+            baseline = self._baseline()
+            self._tests_pass_at_baseline()
+            plan = self.planner(baseline, self.workspace.candidate, self.command)
+            for fix in plan.fixes:
+                self.ledger.entries.append(self._consider(fix))
+            self._total()
+            self.ledger.status = "complete"
+            self.workspace.completed = True
+        except KeyboardInterrupt:
+            self.ledger.status = "interrupted"
+            raise
+        except BaseException:
+            self.ledger.status = "failed"
+            raise
+        finally:
+            files = self._finish(start)
+        return ApplyResult(self.ledger, plan, files)
+
+    def _finish(self, start: float) -> tuple[Path, Path] | None:
+        self.ledger.probe_calls = self.clock.calls
+        self.ledger.probe_seconds = round(self.clock.seconds, 2)
+        self.ledger.probe_calls_by_verdict = dict(self.clock.calls_by_verdict)
+        self.ledger.total_seconds = round(time.perf_counter() - start, 2)
+        if self.ledger.status == "complete" or self.kept:
+            return save_ledger(self.ledger, self.repo.ledger_dir())
+        return None
+
+    def _baseline(self) -> Report:
+        samples = budget.baseline_samples(self.request.samples)
+        self.say(f"baseline: {samples} cold+warm sample(s) of {' '.join(self.command)}")
+        report = self.clock.measure(
+            self.command, self.candidate_cwd, samples, self.request.timeout, "baseline"
+        )
+        self.clock.charge("baseline", 1)
+        self.ledger.baseline = _baseline_numbers(report)
+        self.accepted_report = report
+        if report.output.deterministic is False and not self.request.allow_nondeterministic_output:
+            raise ApplyError(
+                "the program's output differs between runs, so apply cannot check that a fix preserves it: "
+                "make it deterministic, or rerun with --allow-nondeterministic-output to skip that check"
+            )
+        if report.output.deterministic is False:
+            self.ledger.warnings.append("output is nondeterministic: output comparison skipped (allowed)")
+        return report
+
+    def _tests_pass_at_baseline(self) -> None:
+        if not self.request.test:
+            return
+        self.say(f"tests at baseline: {self.request.test}")
+        result = self._run_tests()
+        if not result.passed:
+            raise BaselineTestsFailed(self.request.test, result.exit_code, result.tail)
+
+    def _run_tests(self) -> TestRun:
+        result = run_tests(self.request.test or "", self.candidate_cwd, self.request.timeout)
+        self.ledger.test_seconds = round(self.ledger.test_seconds + result.seconds, 2)
+        return result
+
+    def _consider(self, fix: Fix) -> Entry:
+        entry = Entry(
+            fix.id, fix.slug, fix.title, fix.safety, DECLINED, "", list(fix.files), expected=fix.expected
+        )
+        reason = self.gate.decline_reason(fix)
+        if reason:
+            entry.reason = reason
+            return entry
+        self.say(f"{fix.id} {fix.title}")
+        try:
+            return self._try(fix, entry)
+        except BaseException:
+            self.workspace.discard_candidate_edits()
+            raise
+
+    def _try(self, fix: Fix, entry: Entry) -> Entry:
+        from codemods import CodemodRefused, apply_codemod
+
+        entry.outcome = DROPPED
+        try:
+            changed = apply_codemod(fix.codemod or "", self.workspace.candidate, dict(fix.args))
+        except CodemodRefused as exc:
+            return self._drop(entry, f"codemod refused: {exc}")
+        except Exception as exc:  # a codemod bug must not end the run: record it and go on
+            return self._drop(entry, f"codemod failed: {type(exc).__name__}: {exc}")
+        entry.files = sorted(p.resolve().relative_to(self.workspace.candidate).as_posix() for p in changed)
+        if not entry.files:
+            return self._drop(entry, "nothing to change (the code already has this fix?)")
+        hit = self.gate.protected_hit(entry.files)
+        if hit:
+            entry.outcome = DECLINED
+            return self._drop(entry, f"touches protected {hit}")
+        if self.request.test:
+            self.say(f"  tests: {self.request.test}")
+            result = self._run_tests()
+            entry.tests = TestSummary(
+                result.command,
+                result.passed,
+                result.exit_code,
+                result.seconds,
+                "" if result.passed else result.tail,
+            )
+            if not result.passed:
+                return self._drop(entry, f"tests failed (exit {result.exit_code}): {_last_line(result.tail)}")
+        try:
+            calls = self.clock.calls
+            arms = self._arms(self.accepted_cwd, set(fix.allow_options), self.accepted_report)
+        except ProbeError as exc:
+            return self._drop(entry, f"could not be measured: {exc}")
+        return self._decide(fix, entry, arms, self.clock.calls - calls)
+
+    def _arms(self, accepted_cwd: Path, allow_options: set[str], reuse: Report | None) -> ArmsResult:
+        return measure_interleaved(
+            self.command,
+            accepted_cwd,
+            self.candidate_cwd,
+            lambda b, a: judge(b, a, allow_options, self.request.allow_nondeterministic_output),
+            self.request.samples,
+            self.clock,
+            self.request.timeout,
+            self.say,
+            reuse,
+        )
+
+    def _decide(self, fix: Fix, entry: Entry, arms: ArmsResult, probe_calls: int) -> Entry:
+        entry.numbers = Numbers.of(
+            arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why
+        )
+        verdict, why = budget.effective_verdict(arms.comparison, arms.per_arm)
+        entry.numbers.verdict = verdict
+        self.clock.charge(verdict, probe_calls)
+        if verdict != IMPROVED:
+            return self._drop(entry, "; ".join([why, *arms.comparison.reasons]))
+        message = commit_message(fix, entry.numbers, entry.tests, arms.stop.why)
+        entry.commit = commit_files(self.workspace.candidate_git, entry.files, message)
+        entry.outcome = KEPT
+        entry.reason = "; ".join(arms.comparison.reasons)
+        self.workspace.move_accepted(entry.commit)
+        self.accepted_report = arms.after  # the candidate just measured is the new accepted state
+        self.kept.append((fix, entry))
+        self.say(f"  kept {entry.commit[:10]}: {entry.numbers.summary()}")
+        return entry
+
+    def _drop(self, entry: Entry, reason: str) -> Entry:
+        self.workspace.discard_candidate_edits()
+        entry.reason = reason
+        self.say(f"  {entry.outcome}: {reason}")
+        return entry
+
+    def _total(self) -> None:
+        if not self.kept:
+            self.ledger.total_note = "no fix kept: the branch has no commits beyond its base"
+            return
+        if len(self.kept) == 1:
+            self.ledger.total = self.kept[0][1].numbers
+            self.ledger.total_note = (
+                "one fix kept: its own interleaved comparison is against the original baseline"
+            )
+            return
+        self.say("total: the branch against the original baseline")
+        self.workspace.move_accepted(self.repo.head)
+        allowed = {o for fix, _ in self.kept for o in fix.allow_options}
+        calls = self.clock.calls
+        try:
+            arms = self._arms(self.accepted_cwd, allowed, reuse=None)
+        except ProbeError as exc:
+            self.ledger.total_note = f"the final measurement failed: {exc}"
+            return
+        self.clock.charge("total", self.clock.calls - calls)
+        self.ledger.total = Numbers.of(
+            arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why
+        )
+        self.ledger.total_note = f"{len(self.kept)} fixes kept; final state measured against the baseline"
+
+
+class DryRun:
+    """Probe + plan in place (measurement writes nothing into the project); no branch, no edits."""
+
+    def __init__(self, request: ApplyRequest, planner: Planner, say: Progress):
+        self.request = request
+        self.planner = planner
+        self.say = say
+
+    def run(self) -> ApplyResult:
+        from warp_fix.apply.request import _repo_root
+
+        root = _repo_root(self.request.cwd) or self.request.cwd
+        command = list(self.request.command)
+        clock = ProbeClock()
+        samples = budget.baseline_samples(self.request.samples)
+        self.say(f"baseline: {samples} cold+warm sample(s) of {' '.join(command)}")
+        report = clock.measure(command, self.request.cwd, samples, self.request.timeout, "baseline")
+        plan = self.planner(report, root, command)
+        gate = Gate(self.request.allow, self.request.only, self.request.protected)
+        ledger = Ledger(
+            self.request.branch,
+            "",
+            None,
+            command,
+            "",
+            budget.RULE_TEXT,
+            status="dry-run",
+            baseline=_baseline_numbers(report),
+            probe_calls=clock.calls,
+            probe_seconds=round(clock.seconds, 2),
+        )
+        for fix in plan.fixes:
+            reason = gate.decline_reason(fix)
+            ledger.entries.append(
+                Entry(
+                    fix.id,
+                    fix.slug,
+                    fix.title,
+                    fix.safety,
+                    DECLINED if reason else PLANNED,
+                    reason or f"would apply codemod {fix.codemod} and keep it only if measured better",
+                    list(fix.files),
+                    expected=fix.expected,
+                )
+            )
+        return ApplyResult(ledger, plan)
+
+
+def _baseline_numbers(report: Report) -> dict:
+    s = report.summary
+    if s is None:
+        return {}
+    return {
+        "cold_module_ms": s.cold_module_ms.median,
+        "compile_elapsed_ms": s.compile_elapsed_ms.median,
+        "identities": s.identities,
+        "generated_source_bytes": s.generated_source_bytes,
+        "warm_builds": s.warm_builds,
+        "samples": len(report.samples),
+        "output_deterministic": report.output.deterministic,
+    }
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "no output"

@@ -1,0 +1,116 @@
+"""Terminal views (rich) of the apply ledger and of `warp-fix log`."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT, Entry, Ledger, Numbers
+from warp_fix.apply.review import BranchLog
+
+STYLE = {KEPT: "green", DROPPED: "yellow", DECLINED: "dim", "planned": "cyan"}
+
+
+def print_ledger(ledger: Ledger, console: Console, files=None) -> None:
+    dry = ledger.status == "dry-run"
+    table = Table(title="warp-fix apply --dry-run" if dry else f"warp-fix apply → {ledger.branch}")
+    table.add_column("fix", no_wrap=True)
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("measured", ratio=2, overflow="fold")
+    table.add_column("what / why", ratio=3, overflow="fold")
+    for entry in ledger.entries:
+        table.add_row(*_row(entry))
+    console.print(table)
+    for warning in ledger.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if ledger.total:
+        console.print(f"[bold]total vs baseline:[/] {ledger.total.summary()}", highlight=False)
+    if ledger.total_note:
+        console.print(f"[dim]{ledger.total_note}[/]", highlight=False)
+    kept = len(ledger.of(KEPT))
+    if not dry:
+        console.print(
+            f"{kept} kept, {len(ledger.of(DROPPED))} dropped, {len(ledger.of(DECLINED))} declined; "
+            f"{ledger.probe_calls} probe runs ({ledger.probe_seconds:.0f} s), "
+            f"tests {ledger.test_seconds:.0f} s, "
+            f"total {ledger.total_seconds:.0f} s",
+            highlight=False,
+        )
+    if files:
+        console.print(f"[dim]ledger: {files[1]} (and .json)[/]", highlight=False)
+    if kept and ledger.branch:
+        console.print(f"review: warp-fix log {ledger.branch}", highlight=False)
+
+
+def _row(entry: Entry) -> list[str]:
+    outcome = f"[{STYLE.get(entry.outcome, '')}]{entry.outcome}[/]"
+    fix = entry.fix_id + (f" {entry.commit[:8]}" if entry.commit else "")
+    why = entry.reason
+    if entry.numbers is None and entry.expected:
+        why += f"; untested estimate: {entry.expected}"
+    what = f"{entry.title}\n[dim]{escape(why)}[/]"
+    n = entry.numbers
+    if n is None:
+        return [fix, outcome, "", what]
+    measured = "\n".join(
+        x
+        for x in (
+            f"identities {_pair(n.structure.get('identities'))}",
+            f"cold module {_ms(n, 'cold module work')}",
+            f"compile elapsed {_ms(n, 'compile elapsed')}",
+            f"n={n.per_arm} per arm, {n.verdict}",
+        )
+        if x
+    )
+    return [fix, outcome, measured, what]
+
+
+def _pair(pair) -> str:
+    return f"{pair[0]} → {pair[1]}" if pair else ""
+
+
+def _ms(numbers: Numbers, metric: str) -> str:
+    t = numbers.timing_of(metric)
+    return f"{t.before_ms:.0f} → {t.after_ms:.0f} ms ±{t.band_ms:.0f}" if t else ""
+
+
+def print_log(log: BranchLog, console: Console) -> None:
+    table = Table(title=f"{log.branch}: {len(log.rows)} commit(s) since {log.base[:10]} ({log.base_source})")
+    for column in (
+        "commit",
+        "subject",
+        "mechanism",
+        "files",
+        "identities",
+        "cold module ms",
+        "compile elapsed ms",
+    ):
+        table.add_column(column, overflow="fold")
+    for row in log.rows:
+        if not row.by_warp_fix:
+            table.add_row(
+                row.sha[:10], row.subject, "[dim]not made by warp-fix[/]", ", ".join(row.files), "", "", ""
+            )
+            continue
+        table.add_row(
+            row.sha[:10],
+            row.subject,
+            row.trailers.get("Mechanism", ""),
+            ", ".join(row.files),
+            row.trailers.get("Identities", ""),
+            row.trailers.get("Cold-Module-Ms", ""),
+            row.trailers.get("Compile-Elapsed-Ms", ""),
+        )
+    console.print(table)
+    totals = log.totals()
+    if totals:
+        text = ", ".join(f"{k} {b:.0f} -> {a:.0f}" for k, (b, a) in totals.items())
+        console.print(
+            f"totals over {len(log.ours)} warp-fix commit(s) (timings: sum of per-commit deltas): {text}",
+            highlight=False,
+        )
+    if log.foreign:
+        console.print(
+            f"{len(log.foreign)} commit(s) not made by warp-fix (no Warp-Fix trailers)", highlight=False
+        )
