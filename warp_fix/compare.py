@@ -30,6 +30,9 @@ NUMERICS_OPTIONS = (
     "enable_backward",
 )
 STRUCTURE_FIELDS = ("identities", "generated_source_bytes", "lto_artifacts", "warm_builds")
+# Warp's generated source carries Python line numbers: moving a kernel a few lines changes its size by a
+# few bytes without changing what is compiled. Smaller source differences than this are not structure.
+SOURCE_BYTES_TOLERANCE = (0.005, 256)
 
 
 @dataclass
@@ -77,13 +80,23 @@ class Comparison:
     judged_on: str  # the timing metric the verdict used
     notes: list[str] = field(default_factory=list)
 
+    def _moved(self) -> dict[str, int]:
+        """-1 shrank, +1 grew, 0 same (within the source-bytes tolerance), per structure field."""
+        moved = {}
+        for name, (before, after) in self.structure.items():
+            slack = 0
+            if name == "generated_source_bytes":
+                slack = max(SOURCE_BYTES_TOLERANCE[0] * before, SOURCE_BYTES_TOLERANCE[1])
+            moved[name] = 0 if abs(after - before) <= slack else (1 if after > before else -1)
+        return moved
+
     @property
     def structural_win(self) -> bool:
-        return any(a < b for b, a in self.structure.values()) and not self.structural_loss
+        return -1 in self._moved().values() and not self.structural_loss
 
     @property
     def structural_loss(self) -> bool:
-        return any(a > b for b, a in self.structure.values())
+        return 1 in self._moved().values()
 
     @property
     def exit_code(self) -> int:
@@ -111,17 +124,11 @@ def compare(
             notes.append(text + " (allowed)")
         else:
             reasons.append(text)
-    structure = {
-        name: (getattr(before.summary, name), getattr(after.summary, name)) for name in STRUCTURE_FIELDS
-    }
+    structure = {name: (getattr(before.summary, name), getattr(after.summary, name)) for name in STRUCTURE_FIELDS}
     timing = [
         _delta("cold module work", before.summary.cold_module_ms, after.summary.cold_module_ms),
         _delta("compile elapsed", before.summary.compile_elapsed_ms, after.summary.compile_elapsed_ms),
     ]
-    same_shape = structure["identities"][0] == structure["identities"][1] and (
-        structure["generated_source_bytes"][0] == structure["generated_source_bytes"][1]
-    )
-    judged = timing[1] if same_shape else timing[0]
     comparison = Comparison(
         verdict=INCONCLUSIVE,
         reasons=reasons,
@@ -131,9 +138,13 @@ def compare(
         option_drift=drift,
         structure=structure,
         timing=timing,
-        judged_on=judged.metric,
+        judged_on="",
         notes=notes,
     )
+    moved = comparison._moved()
+    same_shape = moved["identities"] == 0 and moved["generated_source_bytes"] == 0
+    judged = timing[1] if same_shape else timing[0]
+    comparison.judged_on = judged.metric
     comparison.verdict = _verdict(comparison, judged)
     return comparison
 
@@ -142,11 +153,11 @@ def _verdict(c: Comparison, judged: TimingDelta) -> str:
     if c.reasons:
         return INVALID
     if c.structural_loss:
-        grown = [k for k, (b, a) in c.structure.items() if a > b]
+        grown = [k for k, v in c._moved().items() if v > 0]
         c.reasons.append("structure grew: " + ", ".join(grown))
         return REGRESSED
     if c.structural_win:
-        shrunk = [k for k, (b, a) in c.structure.items() if a < b]
+        shrunk = [k for k, v in c._moved().items() if v < 0]
         c.reasons.append("structure shrank: " + ", ".join(shrunk))
         return IMPROVED
     if judged.significant:

@@ -89,6 +89,7 @@ def run_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
     except FileNotFoundError as exc:
         raise ProbeError(f"command not found: {command[0]}") from exc
@@ -120,6 +121,16 @@ def run_process(
         stderr_tail=stderr.text(),
         trace_dir=trace_dir,
     )
+
+
+def _die_with_parent() -> None:
+    """Linux: the measured command is killed if warp-fix itself is killed (SIGKILL leaves no orphan)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _pump(stream, sink) -> None:
