@@ -24,6 +24,7 @@ from .hoist_options import HoistOptions
 from .keep_cache import KeepCache
 from .kernels_to_module_scope import KernelsToModuleScope
 from .merge_modules import MergeModules
+from .module_options import ModuleOptions
 from .preload import Preload
 from .register_overloads import RegisterOverloads
 from .split_by_block_dim import SplitByBlockDim
@@ -41,6 +42,7 @@ REGISTRY: dict[str, type[WarpCodemod]] = {
         KeepCache,
         Preload,
         CpuMaxWorkers,
+        ModuleOptions,
     )
 }
 
@@ -58,7 +60,7 @@ def _run(cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: 
     except cst.ParserSyntaxError as exc:
         raise CodemodRefused(f"{cls.NAME}: {filename or 'source'} does not parse: {exc.message}") from None
     command = cls(CodemodContext(filename=filename), **kwargs)
-    return command.transform_module(tree).code
+    return command.code_of(command.transform_module(tree))
 
 
 def transform_source(name: str, source: str, args: dict[str, Any]) -> str:

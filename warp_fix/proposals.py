@@ -287,44 +287,68 @@ def _precompiled_header(finding: Finding, report: Report, index: SourceIndex):
 
 
 def _unused_backward(finding: Finding, report: Report, index: SourceIndex):
+    """Per module where the module is the repo's own file; process-wide (consent) only for library modules."""
     modules = finding.details.get("modules", [])
-    if finding.details.get("repo_uses_tape") or finding.details.get("differentiated"):
-        kept = ", ".join(finding.details.get("differentiated", [])) or "a module"
+    own = {m: index.file_of_module(m) for m in modules}
+    for module, file in own.items():
+        if file is None or not _in_repo(index, file):
+            continue
         yield Fix(
-            id="",
-            slug=finding.slug,
-            title="Turn off backward code where no tape differentiates",
-            description=f"A tape differentiates {kept}, so backward cannot be turned off process-wide; set "
-            f"enable_backward=False at module scope of {', '.join(modules)} only (advisory).",
-            safety=ADVISORY,
-            codemod=None,
-            expected=_expected(finding, 0),
+            id="", slug=finding.slug, title=f"Turn off backward code in {module}",
+            description=f"No tape or adjoint launch touches {module}; the module option enable_backward=False "
+            "at module scope stops generating and compiling its adjoint code (the per-kernel flag would still "
+            "link adjoint GEMMs in tile modules).",
+            safety=SAFE, codemod="module_options", args={"file": file, "options": {"enable_backward": False}},
+            files=[file], expected=f"less generated source and native compile time in {module} (untested estimate)",
+            allow_options=["enable_backward"],
+        )
+    library = []
+    for module, file in own.items():
+        if file is not None and _in_repo(index, file):
+            continue
+        if _kernels_in_repo(report, index, module):
+            yield NotProposed(finding.slug, f"{module} is a module=\"unique\" kernel of the repository: give its "
+                              'decorator module_options={"enable_backward": False} if it is never differentiated')
+        else:
+            library.append(module)
+    if not library:
+        return
+    if finding.details.get("repo_uses_tape") or finding.details.get("differentiated"):
+        yield Fix(
+            id="", slug=finding.slug, title="Turn off backward code in library modules no tape differentiates",
+            description=f"A tape is in use, so backward cannot be turned off process-wide; {', '.join(library)} "
+            "belong to a library: set their enable_backward option from your code if they are never differentiated "
+            "(advisory).",
+            safety=ADVISORY, codemod=None, expected=_expected(finding, 0),
         )
         return
     entry = entry_file(report, index)
     if entry is None:
-        yield NotProposed(
-            finding.slug, "backward code is unused, but no entry point was found to turn it off"
-        )
+        yield NotProposed(finding.slug, "library modules compile unused backward code, but no entry point was found")
         return
     args = {"file": entry, "name": "enable_backward", "value": False}
-    target = _first_project_import(index, entry, modules)
+    target = _first_project_import(index, entry, library)
     if target:
         args["before_import"] = target
     yield Fix(
-        id="",
-        slug=finding.slug,
-        title="Turn off backward code nobody uses",
-        description=f"No tape or adjoint launch touches {', '.join(modules)}; wp.config.enable_backward = False at "
-        "the entry point, before the library imports, stops generating and compiling adjoint code.",
-        safety=CONSENT,
-        codemod="config_at_entry",
-        args=args,
-        files=[entry],
-        expected=f"less generated source and native compile time in {len(modules)} module(s) "
-        "(untested estimate)",
+        id="", slug=finding.slug, title="Turn off backward code nobody uses, process-wide",
+        description=f"No tape or adjoint launch touches the library modules {', '.join(library)}; "
+        "wp.config.enable_backward = False at the entry point, before the library imports, stops generating "
+        "and compiling their adjoint code. Process-wide, hence consent.",
+        safety=CONSENT, codemod="config_at_entry", args=args, files=[entry],
+        expected=f"less generated source and native compile time in {len(library)} module(s) (untested estimate)",
         allow_options=["enable_backward"],
     )
+
+
+def _kernels_in_repo(report: Report, index: SourceIndex, module: str) -> bool:
+    keys = {k for b in report.trace.builds if b.module == module for k in b.kernels}
+    names = {key.split(".")[-1].split("__locals__")[-1] for key in keys}
+    return any(k.in_repo for k in index.kernels if k.name in names)
+
+
+def _in_repo(index: SourceIndex, file: str) -> bool:
+    return any(f.file == file and f.in_repo for f in index.files)
 
 
 def _unique_on_stable(finding: Finding, report: Report, index: SourceIndex):

@@ -112,9 +112,11 @@ def test_noop_options_call_is_reported_not_applied(plan_of):
     assert fixes(plan, "late-module-options") == []
 
 
-def test_backward_kept_where_a_tape_differentiates(plan_of):
+def test_backward_off_per_module_and_kept_where_a_tape_differentiates(plan_of):
     plan = plan_of("unused_backward")
-    assert [f.safety for f in fixes(plan, "unused-backward")] == ["advisory"]
+    (fix,) = fixes(plan, "unused-backward")
+    assert (fix.codemod, fix.safety) == ("module_options", SAFE)
+    assert fix.args == {"file": "springs/chain.py", "options": {"enable_backward": False}}
     finding = next(f for f in plan.findings if f.slug == "unused-backward")
     assert "springs.calibrate" in finding.details["differentiated"]
 
