@@ -455,6 +455,8 @@ def _serial(finding: Finding, report: Report, index: SourceIndex):
         )
         return
     modules = sorted(details["modules"])
+    # At the top of the function holding the first launch (a launch inside a loop must not get it per pass).
+    where = {"before_line": first.site.line} if first.site.function == "<module>" else {"function": first.site.function}
     yield Fix(
         id="",
         slug=finding.slug,
@@ -469,8 +471,8 @@ def _serial(finding: Finding, report: Report, index: SourceIndex):
             "modules": modules,
             "device": details["device"],
             "max_workers": len(modules),
-            "before_line": first.site.line,
             "block_dims": details["modules"],
+            **where,
         },
         files=[entry],
         expected=f"compile elapsed down to at best ~{details['max_ms']:,.0f} ms "
