@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -10,7 +11,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
-PYTHON = sys.executable
+# The interpreter that runs the measured apps: set WARP_FIX_TARGET_PYTHON to test against another Warp release.
+PYTHON = os.environ.get("WARP_FIX_TARGET_PYTHON", sys.executable)
 
 
 def write_app(directory: Path, source: str, name: str = "app.py") -> list[str]:
