@@ -38,6 +38,10 @@ def diagnose(inputs: Inputs) -> Finding:
                 "constant": bool(call and call.is_constant),
                 "non_constant_keys": list(call.non_constant_keys) if call else [],
                 "kind": change.kind,
+                "keys": sorted(change.values),
+                "differentiated": any(
+                    launch.adjoint and launch.module == change.target for launch in inputs.report.trace.launches
+                ),
             }
         )
     noop_details = [
