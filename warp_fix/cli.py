@@ -237,7 +237,7 @@ def add_check_commands(sub) -> None:
     check.set_defaults(run=cmd_check)
 
     completion = sub.add_parser("completion", help="print a shell completion script generated from this parser")
-    completion.add_argument("shell", choices=("bash", "zsh"), help="bash: source <(warp-fix completion bash)")
+    completion.add_argument("shell", choices=("bash", "zsh"), help="e.g. source <(warp-fix completion bash)")
     completion.set_defaults(run=cmd_completion)
 
 

@@ -32,7 +32,7 @@ def configure():
 '''
 
 
-def test_registry_has_the_ten_codemods() -> None:
+def test_registry_has_every_fix_family() -> None:
     assert sorted(REGISTRY) == sorted(
         [
             "hoist_options",
@@ -41,6 +41,7 @@ def test_registry_has_the_ten_codemods() -> None:
             "drop_unique",
             "split_by_block_dim",
             "merge_modules",
+            "module_options",
             "register_overloads",
             "keep_cache",
             "preload",

@@ -89,12 +89,7 @@ def _run_sample(index: int, command, cwd: Path, timeout, base_env) -> RunPair:
 
 def _trace(run: ProcessRun, cwd: Path) -> tuple[Trace, TraceFacts]:
     trace, facts = read_trace(run.trace_dir, cwd)
-    if (
-        not trace.builds
-        and run.stdout.log_lines
-        and trace.tracer_mode != "objects"
-        or not facts.tracer_started
-    ):
+    if (not trace.builds and run.stdout.log_lines) or not facts.tracer_started:
         trace.builds = builds_from_log(run.stdout.log_lines)
         trace.tracer_mode = "log"
     return trace, facts

@@ -204,7 +204,7 @@ class Tracer:
         tracer = self
 
         original_load = Module.load
-        original_compile = Module._compile
+        original_compile = getattr(Module, "_compile", None)  # absent in older releases
         original_init = Module.__init__
         original_register = Module.register_kernel
 
@@ -238,7 +238,6 @@ class Tracer:
                     except Exception as exc:
                         tracer.rec.error("Module.load", exc)
 
-        @functools.wraps(original_compile)
         def _compile(module, *args, **kwargs):
             result = original_compile(module, *args, **kwargs)
             with contextlib.suppress(Exception):
@@ -264,7 +263,8 @@ class Tracer:
             return result
 
         Module.load = load
-        Module._compile = _compile
+        if original_compile is not None:
+            Module._compile = functools.wraps(original_compile)(_compile)
         Module.__init__ = __init__
         Module.register_kernel = register_kernel
         for existing in list(getattr(self.ctx, "user_modules", {}).values()):
@@ -278,6 +278,8 @@ class Tracer:
             if any(value is result for value in before.values()):
                 return  # already in memory: no build happened
             compiled = getattr(self.local, "compiled", None)
+            if compiled is None:  # no _compile hook (older Warp): the native compiler ran or it did not
+                compiled = getattr(self.local, "native_ms", 0.0) > 0
             status = "compiled" if compiled else "cached"
         block_dim = getattr(result, "block_dim", None)
         if block_dim is None:
@@ -294,6 +296,8 @@ class Tracer:
         resolved = getattr(module, "resolved_options", {})
         if isinstance(resolved, dict) and block_dim in resolved:
             options = {k: _plain(v) for k, v in resolved[block_dim].items()}
+        elif isinstance(getattr(module, "options", None), dict):  # older releases: the module's own options
+            options = {k: _plain(v) for k, v in module.options.items()}
         kernels, generics = [], []
         for kernel in module._get_live_kernels() if hasattr(module, "_get_live_kernels") else []:
             parent = getattr(kernel, "generic_parent", None)
@@ -505,11 +509,14 @@ class Tracer:
             site=site,
         )
 
-    def caller_module(self):
-        """The Warp module of the user code calling a hooked API (two frames up), as Warp would pick it."""
+    def caller_module(self) -> types.SimpleNamespace:
+        """The Python module of the user code calling a hooked API (two frames up), as Warp would pick it.
+
+        Returned as an object with `__name__`, which every Warp release accepts as `module=`.
+        """
         finder = getattr(self.ctx, "_get_caller_module_name", None)
         name = finder(stack_level=3) if finder else sys._getframe(2).f_globals.get("__name__")
-        return self.ctx.get_module(name)
+        return types.SimpleNamespace(__name__=name)
 
     def _hook_set_module_options(self, warp, ctx) -> None:
         tracer = self
@@ -523,8 +530,9 @@ class Tracer:
                     module = tracer.caller_module()
                 try:
                     target = module if isinstance(module, ctx.Module) else None
-                    if target is None and isinstance(module, str):
-                        target = ctx.get_module(module)
+                    if target is None:
+                        name = module if isinstance(module, str) else getattr(module, "__name__", None)
+                        target = ctx.get_module(name) if name else None
                     if target is not None and isinstance(options, dict):
                         tracer.record_option_change(
                             "set_module_options", target, options, tracer.sites.site()
@@ -663,7 +671,7 @@ class Tracer:
         @functools.wraps(original)
         def call(*args, **kwargs):
             if name == "load_module" and not args and kwargs.get("module") is None:
-                kwargs["module"] = tracer.caller_module().name
+                kwargs["module"] = tracer.caller_module().__name__
             site = None
             try:
                 site = tracer.sites.site()

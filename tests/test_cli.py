@@ -1,0 +1,130 @@
+"""The command line's contract: exit codes (docs/exit-codes.md), one-line errors, shell completion."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_check import make_report
+from warp_fix import cli
+from warp_fix.cli_reference import subcommands
+
+PYTHON = sys.executable
+REPO = Path(__file__).resolve().parents[1]
+
+
+def warp_fix(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([PYTHON, "-m", "warp_fix", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def assert_usage_error(proc: subprocess.CompletedProcess, text: str) -> None:
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert text in proc.stderr
+
+
+def test_missing_report_file_exits_2_in_one_line(tmp_path):
+    proc = warp_fix("compare", str(tmp_path / "missing.json"), str(tmp_path / "other.json"))
+    assert_usage_error(proc, "cannot read report")
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_no_command_exits_2():
+    assert_usage_error(warp_fix("measure"), "no command given")
+
+
+def test_unknown_subcommand_and_bad_samples_exit_2(tmp_path):
+    assert_usage_error(warp_fix("optimise"), "invalid choice")
+    assert_usage_error(warp_fix("measure", "--samples", "0", "--", PYTHON, "-c", "pass"), "--samples")
+
+
+def test_compare_exits_1_on_regression_and_0_otherwise(tmp_path):
+    make_report().save(tmp_path / "before.json")
+    make_report(identities=3).save(tmp_path / "worse.json")
+    assert cli.main(["compare", str(tmp_path / "before.json"), str(tmp_path / "before.json")]) == 0
+    assert cli.main(["compare", str(tmp_path / "before.json"), str(tmp_path / "worse.json")]) == 1
+
+
+def test_interrupt_exits_130(tmp_path, monkeypatch):
+    def interrupted(args, console):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_compare", interrupted)
+    assert cli.main(["compare", "a.json", "b.json"]) == 130
+
+
+def test_version_exits_0():
+    proc = warp_fix("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("warp-fix ")
+
+
+def test_check_falls_back_to_the_configured_command(tmp_path, monkeypatch, capsys):
+    (tmp_path / "pyproject.toml").write_text('[tool.warp-fix]\ncommand = "python -m app"\n')
+    make_report().save(tmp_path / "wf.json")
+    seen = {}
+
+    def fake_measure(command, cwd, **kwargs):
+        seen["command"] = command
+        return make_report(identities=3)
+
+    monkeypatch.setattr("warp_fix.probe.measure", fake_measure)
+    code = cli.main(["check", "--baseline", str(tmp_path / "wf.json"), "--cwd", str(tmp_path)])
+    assert code == 1 and seen["command"] == ["python", "-m", "app"]
+    assert "grew: compiled module identities: 2 -> 3" in capsys.readouterr().out
+
+
+def test_check_with_an_invalid_config_names_the_key(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.warp-fix]\nsamples = 0\n")
+    assert_usage_error(warp_fix("check", "--baseline", "wf.json", cwd=tmp_path), "samples must be an integer")
+
+
+def test_check_without_any_command_exits_2(tmp_path, capsys):
+    assert cli.main(["check", "--baseline", "wf.json", "--cwd", str(tmp_path)]) == 2
+    assert "no command given" in capsys.readouterr().err
+
+
+def completion(shell: str) -> str:
+    proc = warp_fix("completion", shell)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def complete_bash(script: str, *words: str) -> list[str]:
+    """What bash offers after `words` (the last one is being typed)."""
+    line = " ".join(f"'{w}'" for w in words)
+    call = f'COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _warp_fix; printf "%s\\n" "${{COMPREPLY[@]}}"'
+    program = f"{script}\n{call}"
+    return subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_bash_completion_is_valid_and_lists_every_subcommand():
+    script = completion("bash")
+    subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+    names = [c.name for c in subcommands(cli.build_parser())]
+    assert {"measure", "compare", "plan", "apply", "log", "demo", "check", "completion"} <= set(names)
+    assert complete_bash(script, "warp-fix", "") == names
+    assert complete_bash(script, "warp-fix", "check", "--ba") == ["--baseline"]
+    assert complete_bash(script, "warp-fix", "completion", "") == ["bash", "zsh"]
+    assert complete_bash(script, "warp-fix", "measure", "--", "python", "--j") == []  # the user's command
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+def test_zsh_completion_parses_and_registers(tmp_path):
+    script = tmp_path / "warp-fix.zsh"
+    script.write_text(completion("zsh"))
+    subprocess.run(["zsh", "-n", str(script)], check=True)
+    program = f"autoload -U compinit; compinit -u -d {tmp_path}/zcompdump; source {script}; print $_comps[warp-fix]"
+    shown = subprocess.run(["zsh", "-fc", program], capture_output=True, text=True, check=True).stdout
+    assert shown.strip() == "_warp_fix"
+
+
+def test_zsh_completion_describes_every_subcommand():
+    script = completion("zsh")
+    assert script.startswith("#compdef warp-fix")
+    for command in subcommands(cli.build_parser()):
+        assert f"'{command.name}:" in script and f"        {command.name})" in script
+    assert "'--baseline[the committed baseline report]:FILE:_files'" in script
