@@ -119,6 +119,8 @@ def cmd_apply(args: argparse.Namespace, console: Console) -> int:
     except (ApplyError, GitError) as exc:
         raise UsageError(str(exc)) from None
     print_ledger(result.ledger, console, result.ledger_files)
+    if args.json and result.ledger is not None:
+        Path(args.json).write_text(json.dumps(result.ledger.to_json(), indent=1, default=str) + "\n")
     return result.exit_code
 
 
@@ -149,6 +151,7 @@ def add_apply_commands(sub) -> None:
     apply.add_argument("--allow", nargs="+", metavar="SLUG", help="consent-class mechanisms to apply")
     apply.add_argument("--only", nargs="+", metavar="FIX", help="only these fix ids (F1) or mechanism slugs")
     apply.add_argument("--dry-run", action="store_true", help="probe and plan; print what would be done")
+    apply.add_argument("--json", help="also write the ledger (JSON) here")
     apply.add_argument("--allow-nondeterministic-output", action="store_true",
                        help="accept a program whose output varies between runs (output is then not compared)")
     apply.add_argument("--cwd", default=".", help="directory to run the command in")
