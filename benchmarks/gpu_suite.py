@@ -64,7 +64,7 @@ def run_fixture(name: str, package: str, apply: bool, parent: Path) -> dict:
     row["fired"] = fired
     if apply and report:
         allow = [a for a in ALLOW if a in fired]
-        applied = warp_fix("apply", "--branch", "wf/gpu", "--samples", "1", *(["--allow", *allow] if allow else []),
+        applied = warp_fix("apply", "--branch", "wf/gpu", "--samples", "3", *(["--allow", *allow] if allow else []),
                            *command, cwd=repo)
         print(applied.stdout[-8000:], applied.stderr[-2000:], sep="\n", flush=True)
         ledger_file = repo / ".git" / "warp-fix" / "wf" / "gpu.json"

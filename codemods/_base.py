@@ -12,6 +12,8 @@ from typing import Any, ClassVar
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 
+from ._cst import SourceLines, module_code
+
 
 class CodemodRefused(Exception):
     """A codemod's preconditions do not hold; the message says which one, in one line."""
@@ -115,13 +117,22 @@ class WarpCodemod(CodemodCommand):
         finally:
             self.context = replace(self.context, wrapper=old)
 
+    #: per top-level statement code and lines of the module being transformed (see `SourceLines`)
+    lines: SourceLines
+
     def transform_module(self, tree: cst.Module) -> cst.Module:
+        self.lines = SourceLines(tree)
         result = super().transform_module(tree)
         if result is not tree and _starts_with_blank_line(result) and not _starts_with_blank_line(tree):
             first = result.body[0]
             kept = [line for line in first.leading_lines if line.comment is not None]
             result = result.with_changes(body=[first.with_changes(leading_lines=kept), *result.body[1:]])
         return result
+
+    def code_of(self, tree: cst.Module) -> str:
+        """`tree.code`, reusing the code of the statements of the transformed module left untouched."""
+        lines = getattr(self, "lines", None)
+        return module_code(tree, lines)
 
     def refuse(self, message: str) -> CodemodRefused:
         return CodemodRefused(f"{self.NAME}: {message}")

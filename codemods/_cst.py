@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ast
 import json
+import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import PositionProvider
+from libcst.metadata import CodeRange, PositionProvider
 
 _EMPTY = cst.Module(body=[])
 
@@ -326,13 +328,29 @@ class StatementRemover(cst.CSTTransformer):
         return updated_node.with_changes(body=self._drop_empty(updated_node.body))
 
 
-def remove_statements(tree: cst.Module, doomed: Iterable[cst.BaseSmallStatement]) -> cst.Module:
+def _paths(
+    tree: cst.Module, targets: set[int], into_expressions: bool, within: Iterable[cst.CSTNode] | None
+) -> set[int]:
+    """Ids of the nodes on a path from `tree` to a target; `within`: top-level statements known to
+    hold every target (the rest of the file is not walked)."""
+    paths = _PathsTo(targets, into_expressions)
+    if within is None:
+        tree.visit(paths)
+        return paths.on_path
+    for top in within:
+        paths.stack = [id(tree)]
+        top.visit(paths)
+    return paths.on_path
+
+
+def remove_statements(
+    tree: cst.Module, doomed: Iterable[cst.BaseSmallStatement], within: Iterable[cst.CSTNode] | None = None
+) -> cst.Module:
     doomed = list(doomed)
     if not doomed:
         return tree
-    paths = _PathsTo({id(d) for d in doomed}, False)
-    tree.visit(paths)
-    return tree.visit(StatementRemover(doomed, paths.on_path))
+    on_path = _paths(tree, {id(d) for d in doomed}, False, within)
+    return tree.visit(StatementRemover(doomed, on_path))
 
 
 class _PathsTo(cst.CSTVisitor):
@@ -369,13 +387,18 @@ class NodeReplacer(cst.CSTTransformer):
         return self.replacements.get(id(original_node), updated_node)
 
 
-def replace_nodes(tree: cst.Module, replacements: dict[cst.CSTNode, cst.CSTNode]) -> cst.Module:
+def replace_nodes(
+    tree: cst.Module,
+    replacements: dict[cst.CSTNode, cst.CSTNode],
+    within: Iterable[cst.CSTNode] | None = None,
+) -> cst.Module:
+    """Replaces nodes by identity; `within`: top-level statements known to hold every target."""
     if not replacements:
         return tree
     targets = {id(k): v for k, v in replacements.items()}
-    paths = _PathsTo(set(targets), any(isinstance(k, cst.BaseExpression) for k in replacements))
-    tree.visit(paths)
-    return tree.visit(NodeReplacer(targets, paths.on_path))
+    into_expressions = any(isinstance(k, cst.BaseExpression) for k in replacements)
+    on_path = _paths(tree, set(targets), into_expressions, within)
+    return tree.visit(NodeReplacer(targets, on_path))
 
 
 # --------------------------------------------------------------------------- finding things
@@ -507,6 +530,131 @@ def statement_lines(wrapper: cst.MetadataWrapper) -> dict[int, cst.BaseStatement
     return visitor.starts
 
 
+# --------------------------------------------------------------------------- per-statement code and lines
+
+#: how libcst's PositionProvider splits lines
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+def _line_count(text: str) -> int:
+    return len(_NEWLINE.split(text)) - 1
+
+
+class SourceLines:
+    """The code and first line of every top-level statement of `tree`, computed once per statement.
+
+    A module's code is its header, each top-level statement's code and its footer, concatenated;
+    so statement `i` occupies the lines [start(i), start(i + 1)) and positions inside it are those
+    of a module holding just that statement, shifted. This replaces libcst's whole-file
+    PositionProvider (the most expensive metadata) with one over the statement a line falls in,
+    and lets `module_code` reuse the code of the statements an edit left untouched.
+    """
+
+    def __init__(self, tree: cst.Module) -> None:
+        self.tree = tree
+        self._codes: dict[int, tuple[cst.CSTNode, str]] = {}
+        self._starts: list[int] | None = None
+        self._index = {id(stmt): i for i, stmt in enumerate(tree.body)}
+        self._positions: dict[int, ShiftedPositions] = {}
+
+    def code(self, stmt: cst.CSTNode) -> str:
+        """Code of a top-level statement as it appears in the module."""
+        hit = self._codes.get(id(stmt))
+        if hit is None:
+            hit = (stmt, self.tree.code_for_node(stmt))  # keeps `stmt` alive: the id stays valid
+            self._codes[id(stmt)] = hit
+        return hit[1]
+
+    def starts(self) -> list[int]:
+        """1-based first line of each top-level statement (its leading blank/comment lines included)."""
+        if self._starts is None:
+            line = 1 + sum(_line_count(self.tree.code_for_node(h)) for h in self.tree.header)
+            starts = []
+            for stmt in self.tree.body:
+                starts.append(line)
+                line += _line_count(self.code(stmt))
+            self._starts = starts
+        return self._starts
+
+    def index_of(self, top: cst.CSTNode) -> int:
+        return self._index[id(top)]
+
+    def index_at_line(self, line: int) -> int | None:
+        """Index of the top-level statement whose lines include `line` (None before the first one)."""
+        i = bisect_right(self.starts(), line) - 1
+        return i if i >= 0 else None
+
+    def wrapper(self, index: int) -> cst.MetadataWrapper:
+        """Metadata wrapper over a module holding only top-level statement `index` (same node objects)."""
+        sub = cst.Module(
+            body=[self.tree.body[index]],
+            header=(),
+            footer=(),
+            default_indent=self.tree.default_indent,
+            default_newline=self.tree.default_newline,
+            has_trailing_newline=True,
+        )
+        return cst.MetadataWrapper(sub, unsafe_skip_copy=True)
+
+    def positions(self, index: int) -> ShiftedPositions:
+        """Positions, as in the whole file, of every node inside top-level statement `index`."""
+        found = self._positions.get(index)
+        if found is None:
+            found = ShiftedPositions(self.wrapper(index).resolve(PositionProvider), self.starts()[index] - 1)
+            self._positions[index] = found
+        return found
+
+    def small_statements_by_line(self, line: int) -> dict[int, list[cst.BaseSmallStatement]]:
+        """Like `small_statements_by_line(whole-file wrapper)`, for the statement holding `line` only
+        (enough for a look-up of `line`)."""
+        index = self.index_at_line(line)
+        if index is None:
+            return {}
+        shift = self.starts()[index] - 1
+        return {k + shift: v for k, v in small_statements_by_line(self.wrapper(index)).items()}
+
+    def statement_at_line(self, line: int) -> cst.BaseStatement | None:
+        """Like `statement_lines(whole-file wrapper).get(line)`."""
+        index = self.index_at_line(line)
+        if index is None:
+            return None
+        shift = self.starts()[index] - 1
+        return statement_lines(self.wrapper(index)).get(line - shift)
+
+
+class ShiftedPositions:
+    """PositionProvider results of a one-statement module, moved down to the statement's real lines."""
+
+    def __init__(self, positions: Any, shift: int) -> None:
+        self._positions = positions
+        self._shift = shift
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._positions
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        pos = self._positions[node]
+        if not self._shift:
+            return pos
+        return CodeRange((pos.start.line + self._shift, pos.start.column), (pos.end.line + self._shift, pos.end.column))
+
+
+def module_code(tree: cst.Module, lines: SourceLines | None) -> str:
+    """`tree.code`, reusing the code of top-level statements already rendered by `lines`."""
+    if (
+        lines is None
+        or not tree.has_trailing_newline
+        or not tree.body
+        or tree.default_indent != lines.tree.default_indent
+        or tree.default_newline != lines.tree.default_newline
+    ):
+        return tree.code
+    parts = [tree.code_for_node(h) for h in tree.header]
+    parts += [lines.code(stmt) for stmt in tree.body]
+    parts += [tree.code_for_node(f) for f in tree.footer]
+    return "".join(parts)
+
+
 class _StatementStarts(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
@@ -524,8 +672,14 @@ class _StatementStarts(cst.CSTVisitor):
 
 
 class _InsertBefore(cst.CSTTransformer):
-    def __init__(self, target: cst.CSTNode, new: list[cst.BaseStatement], after: bool) -> None:
+    def __init__(
+        self, target: cst.CSTNode, new: list[cst.BaseStatement], after: bool, on_path: set[int] | None = None
+    ) -> None:
         self.target, self.new, self.after = target, new, after
+        self.on_path = on_path
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return self.on_path is None or id(node) in self.on_path
 
     def _splice(
         self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
@@ -547,10 +701,16 @@ class _InsertBefore(cst.CSTTransformer):
 
 
 def insert_next_to(
-    tree: cst.Module, target: cst.BaseStatement, new: list[cst.BaseStatement], after: bool = False
+    tree: cst.Module,
+    target: cst.BaseStatement,
+    new: list[cst.BaseStatement],
+    after: bool = False,
+    within: Iterable[cst.CSTNode] | None = None,
 ) -> cst.Module:
-    """Inserts statements before (or after) `target` in whichever block holds it."""
-    return tree.visit(_InsertBefore(target, new, after))
+    """Inserts statements before (or after) `target` in whichever block holds it (only the blocks on
+    the way to it are visited; `within`: the top-level statement known to hold it)."""
+    on_path = _paths(tree, {id(target)}, False, within)
+    return tree.visit(_InsertBefore(target, new, after, on_path))
 
 
 def body_start(block: cst.BaseSuite) -> int:

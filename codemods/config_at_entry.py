@@ -16,7 +16,6 @@ from ._cst import (
     parse_stmt,
     py_literal,
     remove_statements,
-    small_statements_by_line,
 )
 
 
@@ -113,8 +112,9 @@ class ConfigAtEntry(WarpCodemod):
         alias = warp.alias or "wp"
         wanted = parse_stmt(f"{alias}.config.{name} = {py_literal(value)}")
 
+        self._tops: list[cst.CSTNode] = []
         doomed = self._late_assignments(tree, warp)
-        tree = remove_statements(tree, doomed)
+        tree = remove_statements(tree, doomed, within=self._tops)
 
         body = list(tree.body)
         warp_index = next((i for i, s in enumerate(body) if _imports_warp_module(s)), None)
@@ -149,8 +149,7 @@ class ConfigAtEntry(WarpCodemod):
         line = self.args["line"]
         doomed: list[cst.BaseSmallStatement] = []
         if line is not None:
-            assert self.context.wrapper is not None
-            by_line = small_statements_by_line(self.context.wrapper)
+            by_line = self.lines.small_statements_by_line(line)
             hits = [
                 s
                 for s in by_line.get(line, [])
@@ -161,12 +160,16 @@ class ConfigAtEntry(WarpCodemod):
                     return []  # moved already: nothing left on that line
                 raise self.refuse(f"no wp.config.{name} assignment on line {line}")
             doomed += hits
+            index = self.lines.index_at_line(line)
+            assert index is not None
+            self._tops.append(tree.body[index])
         in_place = self._in_place(tree, warp)
         for stmt, found in self._top_level_values(tree, warp):
             if found != value:
                 raise self.refuse(f"`{code(stmt).strip()}` assigns {found!r}, not {value!r}")
             if stmt.body[0] not in doomed and stmt is not in_place:
                 doomed.append(stmt.body[0])
+                self._tops.append(stmt)
         for small in doomed:
             assert isinstance(small, cst.Assign)
             ok, found = literal_value(small.value)

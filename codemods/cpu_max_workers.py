@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import WarpImports, code, keyword, literal_value, replace_nodes, with_keyword
 
 #: positional index of (device, max_workers) in each call's signature (warp-lang 1.19)
 _POSITIONS = {"warp.force_load": (0, 3), "warp.load_module": (1, 4)}
+_POSITIONS_BY_NAME = {name.rsplit(".", 1)[1]: where for name, where in _POSITIONS.items()}
 
 
 class _LoadCalls(cst.CSTVisitor):
@@ -72,15 +72,32 @@ class CpuMaxWorkers(WarpCodemod):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         warp = WarpImports.of(tree)
         visitor = _LoadCalls(warp)
-        tree.visit(visitor)
         lines = self.args["lines"]
+        # A call that `qualify`s to warp.force_load / warp.load_module is spelled with one of these
+        # words (`wp.force_load`, or a name imported from warp), so only the top-level statements whose
+        # code has one are walked (and with `lines`, only those holding a line: positions go no further).
+        words = set(_POSITIONS_BY_NAME) | {
+            local for local, name in warp.from_names.items() if name in _POSITIONS_BY_NAME
+        }
+        if lines is None:
+            indexes = list(range(len(tree.body)))
+        else:
+            starts = {int(x) for x in lines}
+            indexes = sorted({i for i in map(self.lines.index_at_line, starts) if i is not None})
+        tops = [tree.body[i] for i in indexes if any(w in self.lines.code(tree.body[i]) for w in words)]
+        for top in tops:
+            top.visit(visitor)
         selected = visitor.calls
         if lines is not None:
-            assert self.context.wrapper is not None
-            positions = self.context.wrapper.resolve(PositionProvider)
-            starts = {int(x) for x in lines}
-            selected = [(c, n) for c, n in visitor.calls if positions[c].start.line in starts]
-            missing = starts - {positions[c].start.line for c, _ in selected}
+            call_lines = {}
+            for call, _name in visitor.calls:
+                for i in indexes:
+                    positions = self.lines.positions(i)
+                    if call in positions:
+                        call_lines[id(call)] = positions[call].start.line
+                        break
+            selected = [(c, n) for c, n in visitor.calls if call_lines[id(c)] in starts]
+            missing = starts - {call_lines[id(c)] for c, _ in selected}
             if missing:
                 raise self.refuse(
                     f"no wp.force_load/wp.load_module call starting on line(s) {sorted(missing)}"
@@ -103,7 +120,7 @@ class CpuMaxWorkers(WarpCodemod):
                 if ok and value in (0, 1):
                     continue
             replacements[call] = _with_one_worker(call, workers_index)
-        return replace_nodes(tree, replacements)
+        return replace_nodes(tree, replacements, within=tops)
 
 
 def _argument(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:

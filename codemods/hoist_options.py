@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import (
@@ -161,13 +160,15 @@ class HoistOptions(WarpCodemod):
         if not functions:
             raise self.refuse(f"no function named {name!r}")
         wanted_line = self.args["line"]
-        positions = self.resolve_positions() if wanted_line is not None else None
 
         moved: list[cst.SimpleStatementLine] = []
+        tops: list[cst.CSTNode] = []
         for found in functions:
             visitor = _OptionsCalls(warp)
             found.node.body.visit(visitor)
             body = found.node.body.body if isinstance(found.node.body, cst.IndentedBlock) else ()
+            # positions of the top-level statement holding the function only, not of the whole file
+            positions = self.lines.positions(self.lines.index_of(found.top)) if wanted_line is not None else None
             for stmt in visitor.found:
                 if positions is not None and positions[stmt].start.line != wanted_line:
                     continue
@@ -177,6 +178,7 @@ class HoistOptions(WarpCodemod):
                         "loop, with or try block; hoisting it would make it unconditional"
                     )
                 moved.append(stmt)
+                tops.append(found.top)
 
         if not moved:
             if self._module_scope_has_options(tree, warp):
@@ -185,7 +187,7 @@ class HoistOptions(WarpCodemod):
             raise self.refuse(f"no module-options call{where} directly in {name}()")
 
         new_statements = [self._module_statement(stmt, warp) for stmt in moved]
-        tree = remove_statements(tree, [s.body[0] for s in moved])
+        tree = remove_statements(tree, [s.body[0] for s in moved], within=tops)
         new_statements = [s for s in new_statements if not module_has_statement(tree, code(s))]
         deduped: list[cst.SimpleStatementLine] = []
         for stmt in new_statements:
@@ -196,10 +198,6 @@ class HoistOptions(WarpCodemod):
         deduped[0] = with_blank_line_before(deduped[0])
         index = header_end(tree, warp)
         return tree.with_changes(body=insert_at(tree.body, index, deduped))
-
-    def resolve_positions(self):  # noqa: ANN201 - libcst mapping type
-        assert self.context.wrapper is not None
-        return self.context.wrapper.resolve(PositionProvider)
 
     def _module_scope_has_options(self, tree: cst.Module, warp: WarpImports) -> bool:
         for stmt in tree.body:

@@ -6,7 +6,6 @@ import re
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
 from ._cst import (
@@ -15,7 +14,6 @@ from ._cst import (
     find_functions,
     literal_value,
     remove_statements,
-    small_statements_by_line,
 )
 
 
@@ -38,6 +36,11 @@ class _TempNames(cst.CSTVisitor):
 
     def __init__(self) -> None:
         self.names: set[str] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # statements (hence Assign and WithItem) never sit inside an expression: skip expressions
+        super().on_visit(node)
+        return not isinstance(node, cst.BaseExpression)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if _is_temp_dir_call(node.value):
@@ -62,12 +65,14 @@ def _root_names(node: cst.CSTNode) -> set[str]:
     return collector.names
 
 
-def remove_unused_imports(tree: cst.Module, candidates: set[str]) -> cst.Module:
+def remove_unused_imports(tree: cst.Module, candidates: set[str], text: str | None = None) -> cst.Module:
     """Drops top-level `import x` / `from m import x` bindings among `candidates` that the file no
-    longer mentions (a word match on the new source: cheap, and errs on the side of keeping)."""
+    longer mentions (a word match on the new source: cheap, and errs on the side of keeping).
+    `text`: `tree.code` when the caller has it."""
     if not candidates:
         return tree
-    text = tree.code
+    if text is None:
+        text = tree.code
     body: list[cst.BaseStatement] = []
     for stmt in tree.body:
         small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
@@ -183,40 +188,43 @@ class KeepCache(WarpCodemod):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         warp = WarpImports.of(tree)
-        assert self.context.wrapper is not None
-        by_line = small_statements_by_line(self.context.wrapper)
-        positions = self.context.wrapper.resolve(PositionProvider)
-        protected = [
-            (f.node.name.value, positions[f.node].start.line, positions[f.node].end.line)
-            for f in find_functions(tree)
-            if f.node.name.value in set(self.args["protected_functions"] or [])
-        ]
-        temp_names = _TempNames()
-        tree.visit(temp_names)
-        cache_dirs = self._cache_dir_expressions(tree, warp, temp_names.names)
+        protected_names = set(self.args["protected_functions"] or [])
+        temp = _LazyTempNames(tree)
+        cache_dirs = _LazyCacheDirs(warp, temp)
 
         doomed: list[cst.BaseSmallStatement] = []
+        tops: list[cst.CSTNode] = []
         for line in self.args["lines"] or []:
+            # only the top-level statement holding the line is looked at (positions included)
+            index = self.lines.index_at_line(int(line))
+            if index is None:
+                continue
+            by_line = self.lines.small_statements_by_line(int(line))
+            positions = self.lines.positions(index)
+            protected = None
             for small in by_line.get(int(line), []):
                 if positions[small].start.line != int(line):
                     continue
-                if not self._destroys_cache(small, warp, temp_names.names, cache_dirs):
+                if not self._destroys_cache(small, warp, temp, cache_dirs):
                     continue
+                if protected is None:  # a protected def spanning the line lies in the same statement
+                    protected = [
+                        (f.node.name.value, positions[f.node].start.line, positions[f.node].end.line)
+                        for f in find_functions(cst.Module(body=[tree.body[index]]))
+                        if f.node.name.value in protected_names
+                    ]
                 for fname, start, end in protected:
                     if start <= line <= end:
                         raise self.refuse(f"line {line} is in {fname}(), a protected maintenance function")
                 doomed.append(small)
-        tree = remove_statements(tree, doomed)
-        return remove_unused_imports(tree, {n for small in doomed for n in _root_names(small)})
-
-    @staticmethod
-    def _cache_dir_expressions(tree: cst.Module, warp: WarpImports, temp: set[str]) -> set[str]:
-        exprs = {f"{alias}.config.kernel_cache_dir" for alias in warp.module_aliases}
-        exprs |= temp
-        return exprs
+                tops.append(tree.body[index])
+        tree = remove_statements(tree, doomed, within=tops)
+        candidates = {n for small in doomed for n in _root_names(small)}
+        text = self.code_of(tree) if candidates else None
+        return remove_unused_imports(tree, candidates, text)
 
     def _destroys_cache(
-        self, small: cst.BaseSmallStatement, warp: WarpImports, temp: set[str], cache_dirs: set[str]
+        self, small: cst.BaseSmallStatement, warp: WarpImports, temp: _LazyTempNames, cache_dirs: _LazyCacheDirs
     ) -> bool:
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
@@ -252,10 +260,36 @@ class KeepCache(WarpCodemod):
                 return ok and key == "CUDA_CACHE_DISABLE"
         return False
 
-    def _removes_cache_dir(self, arg: cst.BaseExpression, cache_dirs: set[str], text: str) -> bool:
+    def _removes_cache_dir(self, arg: cst.BaseExpression, cache_dirs: _LazyCacheDirs, text: str) -> bool:
         if code(arg).replace(" ", "") in cache_dirs:
             return True
         raise self.refuse(f"`{text}` removes {code(arg)}, not the kernel cache directory")
+
+
+class _LazyTempNames:
+    """The names bound to a temporary directory anywhere in the file, collected on first use only."""
+
+    def __init__(self, tree: cst.Module) -> None:
+        self._tree = tree
+        self._names: set[str] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        if self._names is None:
+            visitor = _TempNames()
+            self._tree.visit(visitor)
+            self._names = visitor.names
+        return name in self._names
+
+
+class _LazyCacheDirs:
+    """Expressions naming the kernel cache directory: `<alias>.config.kernel_cache_dir` or a temp name."""
+
+    def __init__(self, warp: WarpImports, temp: _LazyTempNames) -> None:
+        self._exprs = {f"{alias}.config.kernel_cache_dir" for alias in warp.module_aliases}
+        self._temp = temp
+
+    def __contains__(self, expr: object) -> bool:
+        return expr in self._exprs or expr in self._temp
 
 
 __all__ = ["KeepCache"]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
-from libcst.metadata import FunctionScope, GlobalScope, PositionProvider, Scope, ScopeProvider
+from libcst.metadata import FunctionScope, GlobalScope, Scope, ScopeProvider
 
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import (
@@ -124,6 +126,7 @@ class KernelsToModuleScope(WarpCodemod):
         body = list(factory.node.body.body)
         top_level = {s.name.value for s in tree.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
 
+        self._scopes = _ScopeAnalysis(self, tree, factory.top, body, warp)
         moved: list[cst.FunctionDef] = []
         for name in self.args["kernels"]:
             kernel = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
@@ -173,7 +176,7 @@ class KernelsToModuleScope(WarpCodemod):
         kernel_ids = _node_ids(kernel)
         param_names = {p.name.value for p in _all_params(factory.params)}
 
-        scopes = self.context.wrapper.resolve(ScopeProvider)  # type: ignore[union-attr]
+        scopes = self._scopes.scopes()
         factory_scope = scopes[factory.body.body[0]]  # type: ignore[index]
         enclosing: list[Scope] = []
         scope: Scope | None = factory_scope
@@ -220,7 +223,7 @@ class KernelsToModuleScope(WarpCodemod):
     def _check_definition_time_names(self, kernel, decorator, top, scopes) -> None:  # noqa: ANN001
         """Decorator, annotations and defaults run at `def` time: their module-level names must exist
         before the factory's position."""
-        positions = self.context.wrapper.resolve(PositionProvider)  # type: ignore[union-attr]
+        positions = self._scopes
         limit = positions[top].start.line
         eager = [decorator, *[p.annotation for p in _all_params(kernel.params)]]
         eager += [p.default for p in _all_params(kernel.params)]
@@ -243,6 +246,82 @@ class KernelsToModuleScope(WarpCodemod):
                     f"{kernel.name.value}() needs {assignment.name!r} at definition time, "
                     f"but it is defined after {code(top.name) if hasattr(top, 'name') else 'the factory'}"
                 )
+
+
+class _ScopeAnalysis:
+    """ScopeProvider (and positions) over the part of the file that decides the checks, not all of it.
+
+    The checks look at the scopes of the factory and its enclosing functions (all inside the
+    top-level statement holding the factory) and at module-scope bindings of the names the kernels'
+    decorators, annotations and defaults read. A top-level statement that cannot bind one of those
+    names at module scope changes neither, so the analysis runs on a module of the factory's
+    statement plus every statement that might bind such a name: any statement mentioning one,
+    except a def/class whose own name is not one of them (its body binds in its own scope) unless
+    it has `global`, `:=` or type parameters. Positions are those of the whole file.
+    """
+
+    def __init__(
+        self,
+        command: KernelsToModuleScope,
+        tree: cst.Module,
+        top: cst.BaseStatement,
+        body: list[cst.BaseStatement],
+        warp: WarpImports,
+    ) -> None:
+        self.command, self.tree, self.top, self.body, self.warp = command, tree, top, body, warp
+        self._scopes = None
+        self._included: list[int] = []
+
+    def _words(self) -> set[str]:
+        words: set[str] = set()
+        for stmt in self.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in (self.command.args["kernels"] or []):
+                params = _all_params(stmt.params)
+                eager = [*stmt.decorators, *[p.annotation and p.annotation.annotation for p in params]]
+                eager += [p.default for p in params]
+                for node in eager:
+                    if node is not None:
+                        words.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code(node)))
+        return words
+
+    def scopes(self):  # noqa: ANN201 - libcst mapping type
+        if self._scopes is None:
+            lines = self.command.lines
+            top_index = lines.index_of(self.top)
+            words = self._words()
+            for i, stmt in enumerate(self.tree.body):
+                if i == top_index or _may_bind_at_module_scope(stmt, lines.code(stmt), words):
+                    self._included.append(i)
+            sub = cst.Module(
+                body=[self.tree.body[i] for i in self._included],
+                default_indent=self.tree.default_indent,
+                default_newline=self.tree.default_newline,
+            )
+            self._scopes = cst.MetadataWrapper(sub, unsafe_skip_copy=True).resolve(ScopeProvider)
+        return self._scopes
+
+    def __getitem__(self, node: cst.CSTNode):  # noqa: ANN204 - CodeRange, as PositionProvider's mapping
+        for i in self._included:
+            positions = self.command.lines.positions(i)
+            if node in positions:
+                return positions[node]
+        raise KeyError(node)
+
+    def __contains__(self, node: object) -> bool:
+        return any(node in self.command.lines.positions(i) for i in self._included)
+
+
+def _may_bind_at_module_scope(stmt: cst.BaseStatement, text: str, words: set[str]) -> bool:
+    if not any(w in text for w in words):
+        return False
+    if (
+        isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+        and stmt.type_parameters is None
+        and ":=" not in text
+        and "global" not in text
+    ):
+        return stmt.name.value in words
+    return True
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

@@ -18,7 +18,6 @@ from ._cst import (
     py_literal,
     replace_nodes,
     squash,
-    statement_lines,
 )
 
 
@@ -127,7 +126,7 @@ class Preload(WarpCodemod):
         texts.append(
             f"{alias}.force_load(device={json.dumps(device)}, modules=[{module_list}], max_workers={workers})"
         )
-        present = squash(tree.code)
+        present = squash(self.code_of(tree))
         new = [parse_stmt(t) for t in texts if squash(t) not in present]
         if not new:
             return tree
@@ -141,14 +140,15 @@ class Preload(WarpCodemod):
             block = found[0].node.body
             start = body_start(block)
             new_block = block.with_changes(body=insert_at(block.body, start, new))
-            return replace_nodes(tree, {block: new_block})
+            return replace_nodes(tree, {block: new_block}, within=[found[0].top])
 
-        assert self.context.wrapper is not None
         line = int(self.args["before_line"])
-        target = statement_lines(self.context.wrapper).get(line)
+        target = self.lines.statement_at_line(line)
         if target is None:
             raise self.refuse(f"no statement on line {line}")
-        return insert_next_to(tree, target, new)
+        index = self.lines.index_at_line(line)
+        assert index is not None
+        return insert_next_to(tree, target, new, within=[tree.body[index]])
 
 
 __all__ = ["Preload"]

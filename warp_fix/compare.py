@@ -92,11 +92,16 @@ class Comparison:
 
     @property
     def structural_win(self) -> bool:
-        return -1 in self._moved().values() and not self.structural_loss
+        return -1 in self._moved().values() and 1 not in self._moved().values()
 
     @property
     def structural_loss(self) -> bool:
-        return 1 in self._moved().values()
+        return 1 in self._moved().values() and -1 not in self._moved().values()
+
+    @property
+    def structure_mixed(self) -> bool:
+        """Some counts shrank, others grew (e.g. a split: one more module, far less source): timing decides."""
+        return {-1, 1} <= set(self._moved().values())
 
     @property
     def exit_code(self) -> int:
@@ -144,6 +149,8 @@ def compare(
     moved = comparison._moved()
     same_shape = moved["identities"] == 0 and moved["generated_source_bytes"] == 0
     judged = timing[1] if same_shape else timing[0]
+    if comparison.structure_mixed:
+        notes.append("structure mixed: " + ", ".join(f"{k} {'+' if v > 0 else '-'}" for k, v in moved.items() if v))
     comparison.judged_on = judged.metric
     comparison.verdict = _verdict(comparison, judged)
     return comparison

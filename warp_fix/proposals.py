@@ -396,6 +396,11 @@ def _unique_on_stable(finding: Finding, report: Report, index: SourceIndex):
 
 def _granular(finding: Finding, report: Report, index: SourceIndex):
     kernels = finding.details.get("kernels", [])
+    with_options = sorted({f for f, _ in kernels if module_scope_options(index, index.python_module_of(f) or "")})
+    if with_options:
+        yield NotProposed(finding.slug, f"the tiny modules carry their own options ({', '.join(with_options)}): "
+                          "merging them would change those options")
+        return
     if len(kernels) < 2:
         yield NotProposed(finding.slug, "the tiny modules' kernels are not in the repository's source")
         return
@@ -422,20 +427,31 @@ def _block_dim(finding: Finding, report: Report, index: SourceIndex):
     for file, groups in finding.details.get("groups", {}).items():
         python_module = index.python_module_of(file) or "module"
         named = {kernel: f"{python_module}_{group}" for kernel, group in groups.items()}
+        options = module_scope_options(index, python_module)
         yield Fix(
             id="",
             slug=finding.slug,
             title="Give each CUDA block size its own module",
             description="The module was compiled once per block size; kernels launched at one stable block size "
-            "get a module per size, and kernels whose block size is chosen at run time one of their own.",
+            "get a module per size, and kernels whose block size is chosen at run time one of their own. The "
+            f"module's own options ({options or 'none'}) go to each new module.",
             safety=SAFE,
             codemod="split_by_block_dim",
-            args={"file": file, "groups": named, "options": {}},
+            args={"file": file, "groups": named, "options": options},
             files=[file],
             expected=_expected(finding),
             expected_builds_removed=finding.extra_builds,
             expected_ms=finding.cost_ms,
         )
+
+
+def module_scope_options(index: SourceIndex, python_module: str) -> dict:
+    """The constant options a file sets for its own module at module scope (carried when kernels move)."""
+    options: dict = {}
+    for call in index.option_calls_for(python_module):
+        if call.at_module_scope and call.is_constant and call.in_repo:
+            options.update(call.values)
+    return options
 
 
 def _serial(finding: Finding, report: Report, index: SourceIndex):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -141,8 +142,7 @@ class ApplySession:
             baseline = self._baseline()
             self._tests_pass_at_baseline()
             plan = self.planner(baseline, self.workspace.candidate, self.command)
-            for fix in plan.fixes:
-                self.ledger.entries.append(self._consider(fix))
+            plan = self._work_through(plan)
             self._total()
             self.ledger.status = "complete"
             self.workspace.completed = True
@@ -155,6 +155,28 @@ class ApplySession:
         finally:
             files = self._finish(start)
         return ApplyResult(self.ledger, plan, files)
+
+    def _work_through(self, plan: Plan) -> Plan:
+        """Try each fix in plan order; after a kept one, plan again from the new accepted state.
+
+        Fixes interact (a module option set by one changes what a later module split must carry), so the
+        rest of the plan is recomputed from the kept candidate's own measurement; a fix already tried
+        (kept, dropped or declined) is never tried twice.
+        """
+        tried: set[str] = set()
+        queue = list(plan.fixes)
+        while queue:
+            fix = queue.pop(0)
+            if _fix_key(fix) in tried:
+                continue
+            tried.add(_fix_key(fix))
+            fix.id = f"F{len(self.ledger.entries) + 1}"
+            entry = self._consider(fix)
+            self.ledger.entries.append(entry)
+            if entry.outcome == KEPT and self.accepted_report is not None:
+                plan = self.planner(self.accepted_report, self.workspace.candidate, self.command)
+                queue = [f for f in plan.fixes if _fix_key(f) not in tried]
+        return plan
 
     def _finish(self, start: float) -> tuple[Path, Path] | None:
         self.ledger.probe_calls = self.clock.calls
@@ -372,6 +394,10 @@ def _baseline_numbers(report: Report) -> dict:
         "samples": len(report.samples),
         "output_deterministic": report.output.deterministic,
     }
+
+
+def _fix_key(fix: Fix) -> str:
+    return json.dumps([fix.slug, fix.codemod, fix.args], sort_keys=True, default=str)
 
 
 def _last_line(text: str) -> str:
