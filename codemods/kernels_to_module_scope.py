@@ -47,16 +47,25 @@ class KernelsToModuleScope(WarpCodemod):
     comments and the function name are kept. `module="unique"`, or `module=<factory parameter>`,
     becomes `module="<module>"` when `module` is given.
 
+    The kernel def may sit directly in the factory body or inside its if/elif/else, try/except/
+    else/finally, with or match blocks (the lazy singleton: `if _k is None: <def k> ; _k = k`); it
+    leaves its block (an emptied block gets `pass`) and the factory's uses of the name then read the
+    module-level kernel. Its def then runs at import, outside those blocks: unconditionally, and not
+    under the `with`'s context or the `try`'s handlers.
+
     args:
       file (str): the file (relative to the repo root).
       factory (str): name of the factory `def`.
-      kernels (list[str]): names of the kernel `def`s directly in the factory body.
+      kernels (list[str]): names of the kernel `def`s in the factory (not in its nested defs/classes).
       module (str, optional): named Warp module replacing `module="unique"` / a `module=` parameter.
 
     Refuses when a kernel reads a parameter or local of the factory (or of an enclosing function),
     except a factory parameter used only as the decorator's `module=` value when `module` is given;
     when a name the decorator or annotations need at definition time is defined only after the
-    factory; when a module-level name already has the kernel's name; when `module_options` would
+    factory; when the def is inside a `for`/`while` loop (each iteration may define it with other
+    captures); when the kernel's name is bound at module scope (a def, assignment, import, or
+    `global` assignment elsewhere), assigned elsewhere in the factory or an enclosing function
+    (more than one def of it included), or declared `nonlocal` there; when `module_options` would
     end up without `module="unique"`.
     """
 
@@ -94,8 +103,58 @@ class KernelsToModuleScope(WarpCodemod):
                 "    return integrate\n"
             ),
         ),
+        Example(
+            title="lazy singleton: the kernel is built on first use",
+            args={"file": "erosion.py", "factory": "thermal_kernel", "kernels": ["thermal_step"]},
+            before=(
+                "import warp as wp\n\n_thermal = None\n\n\n"
+                "def thermal_kernel():\n"
+                '    """Built on first use."""\n'
+                "    global _thermal\n"
+                "    if _thermal is None:\n\n"
+                "        # one step of thermal weathering\n"
+                "        @wp.kernel\n"
+                "        def thermal_step(src: wp.array(dtype=float), talus: float, dst: wp.array(dtype=float)):\n"
+                "            i = wp.tid()\n"
+                "            dst[i] = wp.min(src[i], talus)\n\n"
+                "        _thermal = thermal_step\n"
+                "    return _thermal\n"
+            ),
+            after=(
+                "import warp as wp\n\n_thermal = None\n\n\n"
+                "# one step of thermal weathering\n"
+                "@wp.kernel\n"
+                "def thermal_step(src: wp.array(dtype=float), talus: float, dst: wp.array(dtype=float)):\n"
+                "    i = wp.tid()\n"
+                "    dst[i] = wp.min(src[i], talus)\n\n\n"
+                "def thermal_kernel():\n"
+                '    """Built on first use."""\n'
+                "    global _thermal\n"
+                "    if _thermal is None:\n"
+                "        _thermal = thermal_step\n"
+                "    return _thermal\n"
+            ),
+        ),
     )
     REFUSALS = (
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef make_all(n):\n    kernels = []\n    for i in range(n):\n\n"
+                "        @wp.kernel\n        def k(x: wp.array(dtype=float)):\n            x[0] = 1.0\n\n"
+                "        kernels.append(k)\n    return kernels\n"
+            ),
+            args={"factory": "make_all", "kernels": ["k"]},
+            reason="inside a `for` loop",
+        ),
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef make():\n    try:\n\n        @wp.kernel\n"
+                "        def k(x: wp.array(dtype=float)):\n            x[0] = 1.0\n\n"
+                "    except RuntimeError:\n        k = None\n    return k\n"
+            ),
+            args={"factory": "make", "kernels": ["k"]},
+            reason="also assigns 'k'",
+        ),
         Refusal(
             before=(
                 "import warp as wp\n\n\ndef make(scale):\n    @wp.kernel\n"
@@ -123,34 +182,39 @@ class KernelsToModuleScope(WarpCodemod):
         factory = factories[0]
         if not isinstance(factory.node.body, cst.IndentedBlock):
             raise self.refuse(f"{self.args['factory']}() has no indented body")
-        body = list(factory.node.body.body)
         top_level = {s.name.value for s in tree.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
 
-        self._scopes = _ScopeAnalysis(self, tree, factory.top, body, warp)
+        found: dict[str, list[tuple[cst.FunctionDef, str | None]]] = {}
+        _find_defs(factory.node.body, set(self.args["kernels"]), None, found)
+        kernels = [d for name in self.args["kernels"] for d, _ in found.get(name, [])]
+        self._scopes = _ScopeAnalysis(self, tree, factory.top, kernels, warp)
         moved: list[cst.FunctionDef] = []
+        originals: set[int] = set()
         for name in self.args["kernels"]:
-            kernel = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
-            if kernel is None:
+            defs = found.get(name, [])
+            if not defs:
                 if name in top_level:
                     continue  # already at module scope
-                raise self.refuse(f"no kernel def {name!r} directly in {self.args['factory']}()")
+                raise self.refuse(f"no kernel def {name!r} in {self.args['factory']}()")
+            kernel, loop = defs[0]
+            if loop is not None:
+                raise self.refuse(
+                    f"{name}() is defined inside a `{loop}` loop of {self.args['factory']}(): "
+                    "each iteration may define it with other captures"
+                )
+            if len(defs) > 1:
+                raise self.refuse(f"{self.args['factory']}() defines {name!r} {len(defs)} times")
             if name in top_level:
                 raise self.refuse(f"module scope already defines {name!r}")
             if kernel_decorator(kernel, warp) is None:
                 raise self.refuse(f"{name}() is not decorated with wp.kernel")
+            self._check_name_is_free(kernel, factory.node)
             moved.append(self._module_level_kernel(kernel, factory.node, factory.top, warp))
+            originals.add(id(kernel))
         if not moved:
             return tree
 
-        originals = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
-        remaining = [s for s in body if not any(s is originals[k.name.value] for k in moved)]
-        if not remaining:
-            remaining = [cst.SimpleStatementLine(body=[cst.Pass()])]
-        elif remaining[0] is not body[0]:
-            remaining[0] = remaining[0].with_changes(
-                leading_lines=[ln for ln in remaining[0].leading_lines if ln.comment is not None]
-            )
-        new_factory = factory.node.with_changes(body=factory.node.body.with_changes(body=remaining))
+        new_factory = factory.node.with_changes(body=_without(factory.node.body, originals))
 
         module_body: list[cst.BaseStatement] = []
         for stmt in tree.body:
@@ -164,6 +228,26 @@ class KernelsToModuleScope(WarpCodemod):
 
             tree = replace_nodes(tree, {factory.node: new_factory})
         return tree
+
+    def _check_name_is_free(self, kernel: cst.FunctionDef, factory: cst.FunctionDef) -> None:
+        """After the move, the factory's uses of the kernel's name must resolve to the module-level
+        kernel: nothing else may bind that name in the factory, an enclosing function or at module scope."""
+        name = kernel.name.value
+        kernel_ids = _node_ids(kernel)
+        if _declares_nonlocal(factory, name):
+            raise self.refuse(f"{factory.name.value}() (or a function in it) declares {name!r} nonlocal")
+        factory_scope = self._scopes.scopes()[factory.body.body[0]]  # type: ignore[index]
+        scope: Scope = factory_scope
+        while True:
+            others = [a for a in scope.assignments[name] if id(a.node) not in kernel_ids]
+            if others and isinstance(scope, GlobalScope):
+                raise self.refuse(f"module scope already binds {name!r}")
+            if others and isinstance(scope, FunctionScope):
+                where = f"{factory.name.value}()" if scope is factory_scope else "an enclosing function"
+                raise self.refuse(f"{where} also assigns {name!r}; only the kernel def may bind it")
+            if isinstance(scope, GlobalScope):
+                return
+            scope = scope.parent
 
     def _module_level_kernel(
         self, kernel: cst.FunctionDef, factory: cst.FunctionDef, top: cst.BaseStatement, warp: WarpImports
@@ -265,23 +349,23 @@ class _ScopeAnalysis:
         command: KernelsToModuleScope,
         tree: cst.Module,
         top: cst.BaseStatement,
-        body: list[cst.BaseStatement],
+        kernels: list[cst.FunctionDef],
         warp: WarpImports,
     ) -> None:
-        self.command, self.tree, self.top, self.body, self.warp = command, tree, top, body, warp
+        self.command, self.tree, self.top, self.kernels, self.warp = command, tree, top, kernels, warp
         self._scopes = None
         self._included: list[int] = []
 
     def _words(self) -> set[str]:
         words: set[str] = set()
-        for stmt in self.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in (self.command.args["kernels"] or []):
-                params = _all_params(stmt.params)
-                eager = [*stmt.decorators, *[p.annotation and p.annotation.annotation for p in params]]
-                eager += [p.default for p in params]
-                for node in eager:
-                    if node is not None:
-                        words.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code(node)))
+        for stmt in self.kernels:
+            words.add(stmt.name.value)  # module-scope bindings of the kernel's own name
+            params = _all_params(stmt.params)
+            eager = [*stmt.decorators, *[p.annotation and p.annotation.annotation for p in params]]
+            eager += [p.default for p in params]
+            for node in eager:
+                if node is not None:
+                    words.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code(node)))
         return words
 
     def scopes(self):  # noqa: ANN201 - libcst mapping type
@@ -309,6 +393,119 @@ class _ScopeAnalysis:
 
     def __contains__(self, node: object) -> bool:
         return any(node in self.command.lines.positions(i) for i in self._included)
+
+
+_LOOPS = {cst.For: "for", cst.While: "while"}
+
+
+def _find_defs(
+    block: cst.BaseSuite,
+    names: set[str],
+    loop: str | None,
+    found: dict[str, list[tuple[cst.FunctionDef, str | None]]],
+) -> None:
+    """Collects the defs named in `names` in a function body: directly in it or in the blocks of its
+    compound statements (if/elif/else, try/except/else/finally, with, match, and loops), not in
+    nested defs or classes (their own scopes). `found[name]`: (def, keyword of the outermost loop
+    around it, or None)."""
+    if not isinstance(block, cst.IndentedBlock):
+        return
+    for stmt in block.body:
+        if isinstance(stmt, cst.FunctionDef):
+            if stmt.name.value in names:
+                found.setdefault(stmt.name.value, []).append((stmt, loop))
+            continue
+        if isinstance(stmt, cst.ClassDef):
+            continue
+        inner = loop if loop is not None else _LOOPS.get(type(stmt))
+        for sub in _sub_blocks(stmt):
+            _find_defs(sub, names, inner, found)
+
+
+def _sub_blocks(stmt: cst.BaseStatement) -> list[cst.BaseSuite]:
+    """The blocks of a compound statement: body, elif/else, except handlers, finally, match cases."""
+    out: list[cst.BaseSuite] = []
+    part: cst.CSTNode | None = stmt
+    while part is not None:  # if / elif chain
+        body = getattr(part, "body", None)
+        if isinstance(body, cst.BaseSuite):
+            out.append(body)
+        for handler in getattr(part, "handlers", ()):
+            out.append(handler.body)
+        for case in getattr(part, "cases", ()):
+            out.append(case.body)
+        final = getattr(part, "finalbody", None)
+        if final is not None:
+            out.append(final.body)
+        part = getattr(part, "orelse", None)
+    return out
+
+
+def _without(block: cst.IndentedBlock, removed: set[int]) -> cst.IndentedBlock:
+    """`block` without the statements in `removed` (by id), at any depth of its compound statements
+    (not inside nested defs or classes); an emptied block gets `pass`, and a new first statement of
+    a block loses the blank lines it had after the one removed (comments stay)."""
+    body: list[cst.BaseStatement] = []
+    for stmt in block.body:
+        if id(stmt) in removed:
+            continue
+        if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            stmt = _without_in(stmt, removed)
+        body.append(stmt)
+    if not body:
+        body = [cst.SimpleStatementLine(body=[cst.Pass()])]
+    elif id(block.body[0]) in removed:
+        body[0] = body[0].with_changes(leading_lines=[ln for ln in body[0].leading_lines if ln.comment is not None])
+    if len(body) == len(block.body) and all(a is b for a, b in zip(body, block.body)):
+        return block
+    return block.with_changes(body=body)
+
+
+def _without_in(stmt: cst.BaseStatement, removed: set[int]) -> cst.BaseStatement:
+    """`stmt` with `_without` applied to each block of it (the same node when nothing changes)."""
+    changes: dict[str, cst.CSTNode] = {}
+    body = getattr(stmt, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        new = _without(body, removed)
+        if new is not body:
+            changes["body"] = new
+    handlers = getattr(stmt, "handlers", None)
+    if handlers:
+        new_handlers = [_without_in(h, removed) for h in handlers]
+        if any(a is not b for a, b in zip(new_handlers, handlers)):
+            changes["handlers"] = new_handlers
+    cases = getattr(stmt, "cases", None)
+    if cases:
+        new_cases = [_without_in(c, removed) for c in cases]
+        if any(a is not b for a, b in zip(new_cases, cases)):
+            changes["cases"] = new_cases
+    for attr in ("orelse", "finalbody"):
+        part = getattr(stmt, attr, None)
+        if part is not None:
+            new_part = _without_in(part, removed)
+            if new_part is not part:
+                changes[attr] = new_part
+    return stmt.with_changes(**changes) if changes else stmt
+
+
+def _declares_nonlocal(factory: cst.FunctionDef, name: str) -> bool:
+    """True when the factory, or a function nested in it, declares `name` nonlocal."""
+    finder = _NonlocalFinder(name)
+    factory.body.visit(finder)
+    return finder.found
+
+
+class _NonlocalFinder(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name, self.found = name, False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Nonlocal):
+            self.found = self.found or any(n.name.value == self.name for n in node.names)
+            return False
+        if isinstance(node, cst.SimpleStatementLine):
+            return any(isinstance(s, cst.Nonlocal) for s in node.body)
+        return not isinstance(node, cst.BaseExpression)
 
 
 def _may_bind_at_module_scope(stmt: cst.BaseStatement, text: str, words: set[str]) -> bool:

@@ -93,12 +93,18 @@ def _jobs_for(app: str, shared: Path, private_root: Path) -> tuple[Run, Run, Run
 
 
 @pytest.fixture(scope="session")
-def fixture_runs(tmp_path_factory) -> dict[str, tuple[Run, Run, Run]]:
+def fixture_runs(request, tmp_path_factory) -> dict[str, tuple[Run, Run, Run]]:
+    # only the fixtures whose tests were selected (e.g. with -k)
+    selected = {
+        item.callspec.params["app"]
+        for item in request.session.items
+        if hasattr(item, "callspec") and "app" in item.callspec.params
+    }
     shared = tmp_path_factory.mktemp("warp-cache")
     private_root = tmp_path_factory.mktemp("warp-private-caches")
     workers = max(1, min(4, os.cpu_count() or 1))
     # longest first so the pool drains evenly
-    slow_first = sorted(APPS, key=lambda a: (not _clears_cache(a), a))
+    slow_first = sorted((a for a in APPS if a in selected), key=lambda a: (not _clears_cache(a), a))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {app: pool.submit(_jobs_for, app, shared, private_root) for app in slow_first}
         runs = {app: f.result() for app, f in futures.items()}
