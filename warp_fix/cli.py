@@ -34,18 +34,35 @@ def _progress(console: Console):
     return lambda text: console.print(f"[dim]{text}[/]", highlight=False)
 
 
+def _sample_bar(console: Console, samples: int):
+    """A rich progress bar over the cold+warm samples (measure reports "sample i/n" as it starts each)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("measuring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console, transient=True)
+    task = bar.add_task("samples", total=samples)
+
+    def advance(text: str) -> None:
+        done = int(text.split()[-1].split("/")[0]) - 1 if text.startswith("sample ") else 0
+        bar.update(task, completed=done)
+
+    return bar, advance
+
+
 def cmd_measure(args: argparse.Namespace, console: Console) -> int:
     from warp_fix.probe import measure
     from warp_fix.render.terminal import print_report
 
-    report = measure(
-        _command(args),
-        Path(args.cwd),
-        samples=args.samples,
-        timeout=args.timeout,
-        label=args.label,
-        progress=_progress(console),
-    )
+    bar, advance = _sample_bar(console, args.samples)
+    with bar:
+        report = measure(
+            _command(args),
+            Path(args.cwd),
+            samples=args.samples,
+            timeout=args.timeout,
+            label=args.label,
+            progress=advance,
+        )
     if args.json:
         report.save(args.json)
     if args.html:

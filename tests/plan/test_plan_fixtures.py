@@ -124,3 +124,17 @@ def test_backward_off_per_module_and_kept_where_a_tape_differentiates(plan_of):
 def test_precompiled_header_off_is_reported(plan_of):
     plan = plan_of("precompiled_header")
     assert status(plan, "precompiled-header") == "fired"
+
+
+def test_clean_app_gets_no_fix_and_every_mechanism_is_checked(plan_of):
+    plan = plan_of("clean")
+    assert plan.fixes == []
+    assert len(plan.checked) == 14
+    assert all(f.status != "fired" for f in plan.findings)
+
+
+def test_dominant_module_reports_the_preload_ceiling_even_on_cpu(plan_of):
+    plan = plan_of("dominant_module")
+    finding = next(f for f in plan.findings if f.slug == "serial-builds")
+    assert finding.status == "not-applicable"
+    assert "ceiling would be" in finding.reason
