@@ -299,7 +299,11 @@ class Tracer:
         elif isinstance(getattr(module, "options", None), dict):  # older releases: the module's own options
             options = {k: _plain(v) for k, v in module.options.items()}
         kernels, generics = [], []
-        for kernel in module._get_live_kernels() if hasattr(module, "_get_live_kernels") else []:
+        if hasattr(module, "_get_live_kernels"):
+            live = module._get_live_kernels()
+        else:  # older releases keep only the latest kernel per key
+            live = list(getattr(module, "kernels", {}).values())
+        for kernel in live:
             parent = getattr(kernel, "generic_parent", None)
             if parent is not None:
                 generics.append(f"{parent.key}[{getattr(kernel, 'sig', '')}]")
