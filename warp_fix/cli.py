@@ -308,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     from warp_fix.probe import BaselineFailed, ProbeError
     from warp_fix.report import ReportError
 
-    console = Console(stderr=False)
+    # Tables need room: a pipe or CI log gets 140 columns instead of rich's default 80.
+    console = Console(stderr=False) if sys.stdout.isatty() else Console(width=140)
     errors = Console(stderr=True, soft_wrap=True)  # one-line errors stay one line
     args = build_parser().parse_args(argv)
     if getattr(args, "samples", 1) is not None and getattr(args, "samples", 1) < 1:

@@ -37,8 +37,9 @@ def diagnose(inputs: Inputs) -> Finding:
         }
         runtime_captures = [c for c in kernel.captures if c != "module"]
         entry["called_at_module_scope"] = _created_at_module_scope(defs, kernel_def.function)
-        if runtime_captures and not (entry["factory"] and entry["called_at_module_scope"]
-                                     and set(runtime_captures) <= set(entry["factory_params"])):
+        # A factory called only at import time makes a fixed set of kernels before any launch, whatever its
+        # kernels capture: they can share one module. One called later (plugins, requests) cannot.
+        if runtime_captures and not (entry["factory"] and entry["called_at_module_scope"]):
             runtime_made.append(entry)
             evidence.append(
                 static(
