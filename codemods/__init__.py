@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 
 from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
+from ._partial import reduce_source, restore, wanted
 from .config_at_entry import ConfigAtEntry
 from .cpu_max_workers import CpuMaxWorkers
 from .drop_unique import DropUnique
@@ -55,6 +56,20 @@ def _command(name: str) -> type[WarpCodemod]:
 
 
 def _run(cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None) -> str:
+    """Run on the reduced module of a large file when that round-trips exactly; else on the whole file."""
+    reduced = reduce_source(source, *wanted(kwargs)) if cls.PARTIAL_PARSE else None
+    if reduced is not None:
+        text, originals = reduced
+        try:
+            restored = restore(_run_whole(cls, text, kwargs, filename), originals)
+        except CodemodRefused:
+            restored = None  # refuse (or not) on the whole file, so the message names real code
+        if restored is not None:
+            return restored
+    return _run_whole(cls, source, kwargs, filename)
+
+
+def _run_whole(cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None) -> str:
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:

@@ -58,6 +58,9 @@ class WarpCodemod(CodemodCommand):
     """
 
     NAME: ClassVar[str] = ""
+    # False when the codemod judges the whole file (e.g. whether an import is still used elsewhere):
+    # it then always parses the whole file, never the reduced one of codemods/_partial.py.
+    PARTIAL_PARSE: ClassVar[bool] = True
     ARGS: ClassVar[tuple[Arg, ...]] = ()
     EXAMPLES: ClassVar[tuple[Example, ...]] = ()
     REFUSALS: ClassVar[tuple[Refusal, ...]] = ()

@@ -125,6 +125,7 @@ class KeepCache(WarpCodemod):
     """
 
     NAME = "keep_cache"
+    PARTIAL_PARSE = False  # removes imports left unused: needs every use in the file
     DESCRIPTION = "Remove given cache-destroying statements (clear_kernel_cache, temp cache dirs, ...)."
     FILE_KEYS = ("file", "sites")
     ARGS = (
