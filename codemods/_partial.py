@@ -26,6 +26,7 @@ KEYWORDS = (
 )  # fmt: skip
 _SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.Delete, ast.Return, ast.Raise,
            ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Break, ast.Continue)
+_WARP_NAMES = frozenset({"wp", "warp"})
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PLACEHOLDER = re.compile(r"^(?:if |\()?(__warp_fix_elided_\d+__)(?::|: pass)?\n$")
 
@@ -37,7 +38,8 @@ def wanted(kwargs: dict[str, Any]) -> tuple[set[str], set[int]]:
 
     def walk(value: Any, key: str = "") -> None:
         if isinstance(value, str):
-            words.update(part for part in value.split(".") if _IDENTIFIER.match(part))
+            # Warp's own name is in every kernel: it singles nothing out (type expressions use it).
+            words.update(p for p in value.split(".") if _IDENTIFIER.match(p) and p not in _WARP_NAMES)
         elif isinstance(value, bool):
             return
         elif isinstance(value, int) and "line" in key:
