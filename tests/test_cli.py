@@ -128,3 +128,11 @@ def test_zsh_completion_describes_every_subcommand():
     for command in subcommands(cli.build_parser()):
         assert f"'{command.name}:" in script and f"        {command.name})" in script
     assert "'--baseline[the committed baseline report]:FILE:_files'" in script
+
+
+def test_plan_from_a_report_whose_project_is_gone_exits_2(tmp_path, capsys):
+    report = make_report()
+    report.cwd = str(tmp_path / "moved-away")
+    report.save(tmp_path / "r.json")
+    assert cli.main(["plan", "--from-report", str(tmp_path / "r.json")]) == 2
+    assert "the repository to scan does not exist" in capsys.readouterr().err

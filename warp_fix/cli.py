@@ -106,7 +106,10 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
             timeout=args.timeout,
             progress=_progress(console),
         )
-    plan = make_plan(report, Path(args.root or report.cwd))
+    root = Path(args.root or report.cwd)
+    if not root.is_dir():
+        raise UsageError(f"the repository to scan does not exist: {root} (pass --root)")
+    plan = make_plan(report, root)
     print_plan(plan, console)
     if args.json:
         Path(args.json).write_text(json.dumps(dataclasses.asdict(plan), indent=1, default=str) + "\n")
