@@ -82,3 +82,14 @@ def test_ci_doc_has_a_workflow_and_a_pre_commit_hook_using_check():
     assert "warp-fix check --baseline" in workflow and "warp-fix check --baseline" in hook
     yaml = pytest.importorskip("yaml")
     assert yaml.safe_load(workflow)["jobs"] and yaml.safe_load(hook)["repos"]
+
+
+def test_every_codemod_has_a_section_with_each_of_its_arguments():
+    from codemods import REGISTRY
+
+    text = (DOCS / "codemods.md").read_text()
+    sections = dict(re.findall(r"^## `(\w+)` .*?\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL))
+    assert set(sections) >= set(REGISTRY), f"undocumented codemods: {sorted(set(REGISTRY) - set(sections))}"
+    for name, command in REGISTRY.items():
+        for arg in command.ARGS:
+            assert arg.name in sections[name], f"docs/codemods.md: {name} does not mention its argument {arg.name}"

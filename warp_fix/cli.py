@@ -62,6 +62,7 @@ def cmd_measure(args: argparse.Namespace, console: Console) -> int:
             timeout=args.timeout,
             label=args.label,
             progress=advance,
+            kernel_timing=args.kernel_time,
         )
     if args.json:
         report.save(args.json)
@@ -280,6 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
     measure.add_argument("--json", help="write the report here")
     measure.add_argument("--html", metavar="FILE", help="write a self-contained HTML page here")
     measure.add_argument("--label", help="a name for this measurement")
+    measure.add_argument(
+        "--kernel-time",
+        action="store_true",
+        help="also record each module's steady-state kernel time (adds work to every launch)",
+    )
     _add_measure_options(measure, samples=3)
     measure.set_defaults(run=cmd_measure)
 

@@ -33,6 +33,9 @@ STRUCTURE_FIELDS = ("identities", "generated_source_bytes", "lto_artifacts", "wa
 # Warp's generated source carries Python line numbers: moving a kernel a few lines changes its size by a
 # few bytes without changing what is compiled. Smaller source differences than this are not structure.
 SOURCE_BYTES_TOLERANCE = (0.005, 256)
+# Reported next to the startup verdict, never part of it: a fix that trades build time for kernel time
+# (MathDx off) is offered with both numbers and kept only with consent.
+KERNEL_METRIC = "steady-state kernel time"
 
 
 @dataclass
@@ -52,10 +55,15 @@ class TimingDelta:
         pct = 100.0 * self.delta / self.before.median if self.before.median else 0.0
         verdict = "" if self.significant else " (inside the noise band: not significant)"
         return (
-            f"{self.metric}: {self.before.median:.0f} -> {self.after.median:.0f} ms "
-            f"({sign}{self.delta:.0f} ms, {sign}{pct:.1f}%; band ±{self.band:.0f} ms, "
+            f"{self.metric}: {fmt_ms(self.before.median)} -> {fmt_ms(self.after.median)} ms "
+            f"({sign}{fmt_ms(self.delta)} ms, {sign}{pct:.1f}%; band ±{fmt_ms(self.band)} ms, "
             f"n={len(self.before.values)}/{len(self.after.values)}){verdict}"
         )
+
+
+def fmt_ms(value: float) -> str:
+    """Whole milliseconds for build times; three significant digits below 100 ms (kernel times)."""
+    return f"{value:.0f}" if abs(value) >= 100 or value == 0 else f"{value:.3g}"
 
 
 @dataclass
@@ -134,6 +142,8 @@ def compare(
         _delta("cold module work", before.summary.cold_module_ms, after.summary.cold_module_ms),
         _delta("compile elapsed", before.summary.compile_elapsed_ms, after.summary.compile_elapsed_ms),
     ]
+    if before.summary.kernel_ms is not None and after.summary.kernel_ms is not None:
+        timing.append(_delta(KERNEL_METRIC, before.summary.kernel_ms, after.summary.kernel_ms))
     comparison = Comparison(
         verdict=INCONCLUSIVE,
         reasons=reasons,

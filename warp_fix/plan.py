@@ -25,6 +25,9 @@ class Fix:
     expected_builds_removed: int = 0
     expected_ms: float = 0.0
     allow_options: list[str] = field(default_factory=list)  # options it may change by design
+    # Trades build time for kernel time: apply measures steady-state kernel time on both arms and, without
+    # consent, offers the fix with both numbers instead of declining it unmeasured.
+    measure_kernels: bool = False
 
 
 @dataclass

@@ -277,7 +277,8 @@ def _precompiled_header(finding: Finding, report: Report, index: SourceIndex):
             slug=finding.slug,
             title="Restore precompiled headers",
             description=f"wp.config.use_precompiled_headers = False at {item['file']}:{item['line']} makes every "
-            "CPU module compile Warp's headers from scratch; remove it unless a measurement justifies it.",
+            "CPU module (and, below CUDA toolkit 13, every CUDA module) compile Warp's headers from scratch; "
+            "remove it unless a measurement justifies it.",
             safety=ADVISORY,
             codemod=None,
             files=[item["file"]],
@@ -496,6 +497,32 @@ def _serial(finding: Finding, report: Report, index: SourceIndex):
     )
 
 
+def _mathdx(finding: Finding, report: Report, index: SourceIndex):
+    """One consent fix per repository module built with MathDx: its module option off, measured both ways."""
+    for item in finding.details.get("modules", []):
+        module, options = item["module"], item["options"]
+        file = index.file_of_module(module)
+        if file is None or not _in_repo(index, file):
+            yield NotProposed(finding.slug, f"{module} builds MathDx code but is not a file of the repository")
+            continue
+        if not options:
+            yield NotProposed(finding.slug, f"{module}: the MathDx builders that ran were not recorded")
+            continue
+        outside = item["module_ms"] - item["native_ms"]
+        yield Fix(
+            id="", slug=finding.slug, title=f"Build {module} without MathDx",
+            description=f"{module} links {item['lto_builds']} MathDx LTO build(s); "
+            f"{', '.join(f'{o}=False' for o in options)} at module scope trades that build time for slower "
+            "kernels (Warp's own tile code instead of cuBLASDx/cuSolverDx/cuFFTDx). apply measures the build "
+            "and the steady-state kernel time both ways; keeping it needs consent.",
+            safety=CONSENT, codemod="module_options",
+            args={"file": file, "options": dict.fromkeys(options, False), "replace": True}, files=[file],
+            expected=f"{outside:.0f} ms of the module's {item['module_ms']:.0f} ms build is outside the native "
+            "compiler (mostly LTO); kernel time cost: measured by apply",
+            expected_ms=outside, allow_options=list(options), measure_kernels=True,
+        )
+
+
 def _advisory_only(finding: Finding, report: Report, index: SourceIndex):
     yield Fix(
         id="",
@@ -521,6 +548,6 @@ PROPOSERS: dict[str, Callable[[Finding, Report, SourceIndex], Iterable[Proposal]
     "granular-modules": _granular,
     "block-dim-spread": _block_dim,
     "serial-builds": _serial,
-    "mathdx-lto": _advisory_only,
+    "mathdx-lto": _mathdx,
     "unroll-budget": _advisory_only,
 }

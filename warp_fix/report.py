@@ -49,6 +49,7 @@ class ModuleBuild:
     site: Site | None
     thread: str = "MainThread"
     lto_builds: int = 0
+    lto_kinds: list[str] = field(default_factory=list)  # MathDx builders that ran: dot | solver | fft
 
 
 @dataclass
@@ -136,6 +137,15 @@ class LoadCall:
 
 
 @dataclass
+class KernelTime:
+    """Steady-state time of one module's kernels in a run (recorded only with kernel timing on)."""
+
+    module: str
+    ms: float
+    launches: int
+
+
+@dataclass
 class Trace:
     """Everything the tracer recorded in one process."""
 
@@ -153,6 +163,8 @@ class Trace:
     load_calls: list[LoadCall] = field(default_factory=list)
     tracer_errors: list[str] = field(default_factory=list)
     complete: bool = True  # False when the process ended before the tracer's exit hook ran
+    cuda_toolkit: str = ""  # "12.9": the toolkit Warp's CUDA runtime compiles with; "" without CUDA
+    kernel_times: list[KernelTime] = field(default_factory=list)  # only with kernel timing on
 
 
 @dataclass
@@ -181,6 +193,7 @@ class Sample:
     generated_source_bytes: int
     lto_artifacts: int
     warm_builds: int
+    kernel_ms: float | None = None  # steady-state kernel time of the warm run (kernel timing on)
 
 
 @dataclass
@@ -229,6 +242,7 @@ class Summary:
     generated_source_bytes: int
     lto_artifacts: int
     warm_builds: int
+    kernel_ms: Stat | None = None  # steady-state kernel time over the warm runs (kernel timing on)
 
 
 @dataclass
@@ -311,6 +325,8 @@ def trace_from_json(data: dict) -> Trace:
         load_calls=[_with_site(LoadCall, x) for x in data.get("load_calls", [])],
         tracer_errors=list(data.get("tracer_errors", [])),
         complete=data.get("complete", True),
+        cuda_toolkit=data.get("cuda_toolkit", ""),
+        kernel_times=[KernelTime(**x) for x in data.get("kernel_times", [])],
     )
 
 

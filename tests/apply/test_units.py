@@ -14,7 +14,15 @@ from warp_fix.apply.gate import Gate
 from warp_fix.apply.git import Git
 from warp_fix.apply.ledger import Numbers, TestSummary
 from warp_fix.apply.review import branch_log
-from warp_fix.compare import IMPROVED, INCONCLUSIVE, INVALID, REGRESSED, Comparison, TimingDelta
+from warp_fix.compare import (
+    IMPROVED,
+    INCONCLUSIVE,
+    INVALID,
+    KERNEL_METRIC,
+    REGRESSED,
+    Comparison,
+    TimingDelta,
+)
 from warp_fix.config import ConfigError, load_config, parse_config
 from warp_fix.plan import ADVISORY, CONSENT, SAFE, Fix
 from warp_fix.report import Stat
@@ -72,6 +80,14 @@ def test_timing_verdict_from_too_few_samples_is_inconclusive():
     assert budget.effective_verdict(comparison(IMPROVED, delta=-50.0, n=3), per_arm=3)[0] == IMPROVED
     structural = comparison(IMPROVED, {"identities": (4, 3)})
     assert budget.effective_verdict(structural, per_arm=1)[0] == IMPROVED
+
+
+def test_kernel_time_claim_takes_three_samples_even_when_structure_decides():
+    decided = comparison(IMPROVED, {"identities": (4, 3)})
+    assert budget.next_step(decided, per_arm=1, budget=5, kernel_claim=True).more
+    assert not budget.next_step(decided, per_arm=3, budget=5, kernel_claim=True).more
+    assert not budget.next_step(decided, per_arm=2, budget=2, kernel_claim=True).more  # the budget still caps
+    assert not budget.next_step(comparison(INVALID), per_arm=1, budget=5, kernel_claim=True).more
 
 
 def test_baseline_samples_never_exceed_the_budget():
@@ -212,6 +228,22 @@ def test_gate_applies_safety_classes_allow_only_and_protected():
     on_setup = Fix("F6", "x", "t", "", SAFE, "c", {"function": "setup"}, ["sim.py"])
     assert gate.decline_reason(on_setup) == "touches protected sim.py::setup"
     assert Gate(only=frozenset({"F9"})).decline_reason(safe) == "not selected by --only"
+
+
+def test_trade_off_fix_without_consent_is_measured_and_offered_with_consent_kept():
+    trade = Fix("F1", "mathdx-lto", "t", "", CONSENT, "module_options", files=["gemm.py"], measure_kernels=True)
+    assert Gate().decline_reason(trade) is None and Gate().offers_only(trade)
+    consented = Gate(allow=frozenset({"mathdx-lto"}))
+    assert consented.decline_reason(trade) is None and not consented.offers_only(trade)
+    assert Gate(only=frozenset({"F9"})).decline_reason(trade) == "not selected by --only"
+
+
+def test_kernel_time_goes_to_the_body_and_a_trailer_with_useful_precision():
+    c = comparison(IMPROVED, {"lto_artifacts": (2, 0)}, delta=-400.0, n=3)
+    c.timing.append(TimingDelta(KERNEL_METRIC, Stat(1.84, 0.01, [1.84] * 3), Stat(5.31, 0.02, [5.31] * 3), 3.47, 0.06))
+    message = commit_message(FIX, Numbers.of(c, per_arm=3, launch_count=40), None, "decisive")
+    assert "Warp-Fix-Kernel-Ms: 1.84 -> 5.31" in message
+    assert "- steady-state kernel time: 1.84 -> 5.31 ms (median of n=3/3" in message
 
 
 # -- log ------------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from tests.conftest import FIXTURES
@@ -124,6 +126,46 @@ def test_backward_off_per_module_and_kept_where_a_tape_differentiates(plan_of):
 def test_precompiled_header_off_is_reported(plan_of):
     plan = plan_of("precompiled_header")
     assert status(plan, "precompiled-header") == "fired"
+
+
+def test_precompiled_header_advice_depends_on_the_cuda_toolkit(measured):
+    """On CUDA the knob only matters below toolkit 13; the recorded CPU report is re-labelled to ask both."""
+    report = copy.deepcopy(measured("precompiled_header"))
+    for build in report.trace.builds:
+        build.device = "cuda:0"
+    report.trace.cuda_toolkit = "13.0"
+    assert status(make_plan(report, FIXTURES / "precompiled_header"), "precompiled-header") == "ruled-out"
+    report.trace.cuda_toolkit = "12.8"
+    assert status(make_plan(report, FIXTURES / "precompiled_header"), "precompiled-header") == "fired"
+
+
+def as_mathdx_on_cuda(report, native_ms: float):
+    """A recorded CPU report re-labelled as a CUDA run whose springs.chain build linked two MathDx GEMMs."""
+    report = copy.deepcopy(report)
+    for build in report.trace.builds:
+        build.device = "cuda:0"
+        if build.module == "springs.chain":
+            build.lto_builds, build.lto_kinds = 2, ["dot"]
+    report.summary.lto_artifacts = 2
+    report.summary.native_compile_ms.median = native_ms
+    return report
+
+
+def test_mathdx_modules_get_a_consent_fix_measured_both_ways(measured):
+    report = as_mathdx_on_cuda(measured("unused_backward"), native_ms=1.0)
+    plan = make_plan(report, FIXTURES / "unused_backward")
+    assert status(plan, "mathdx-lto") == "fired"
+    (fix,) = fixes(plan, "mathdx-lto")
+    assert (fix.codemod, fix.safety, fix.measure_kernels) == ("module_options", CONSENT, True)
+    assert fix.args == {"file": "springs/chain.py", "options": {"enable_mathdx_gemm": False}, "replace": True}
+    assert fix.allow_options == ["enable_mathdx_gemm"]
+
+
+def test_mathdx_is_ruled_out_when_the_native_compiler_dominates(measured):
+    report = measured("unused_backward")
+    report = as_mathdx_on_cuda(report, native_ms=report.summary.cold_module_ms.median)
+    plan = make_plan(report, FIXTURES / "unused_backward")
+    assert status(plan, "mathdx-lto") == "ruled-out"
 
 
 def test_clean_app_gets_no_fix_and_every_mechanism_is_checked(plan_of):

@@ -213,3 +213,33 @@ def test_python_dash_m_and_pytest_are_traced(tmp_path):
         [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_app.py"], tmp_path, samples=1
     )
     assert len(report.trace.builds) == 2
+
+
+REPEATED = """
+import warp as wp
+
+@wp.kernel
+def smooth(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = 0.5 * a[i] + 0.25
+
+a = wp.ones(4096, dtype=float, device="cpu")
+for _ in range(5):
+    wp.launch(smooth, dim=4096, inputs=[a], device="cpu")
+print("sum", round(float(a.numpy().sum()), 3))
+"""
+
+
+def test_kernel_time_is_recorded_per_module_without_the_loading_launch(tmp_path):
+    command = write_app(tmp_path, REPEATED)
+    report = measure(command, tmp_path, samples=1, kernel_timing=True)
+    (timed,) = report.warm_trace.kernel_times
+    assert (timed.module, timed.launches) == ("__main__", 4)
+    assert timed.ms > 0
+    assert report.summary.kernel_ms.median == pytest.approx(timed.ms, abs=1e-3)
+
+
+def test_kernel_time_is_off_unless_asked_for(two_stage):
+    _, report = two_stage
+    assert report.warm_trace.kernel_times == [] and report.summary.kernel_ms is None
+    assert report.samples[0].kernel_ms is None

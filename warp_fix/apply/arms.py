@@ -14,6 +14,7 @@ from pathlib import Path
 from warp_fix.apply.budget import Step, decisive, next_step
 from warp_fix.compare import Comparison
 from warp_fix.probe import measure
+from warp_fix.probe.measure import kernel_stat
 from warp_fix.probe.stats import stat
 from warp_fix.report import Output, Report, Summary
 
@@ -30,11 +31,19 @@ class ProbeClock:
     calls_by_verdict: dict[str, int] = field(default_factory=dict)
 
     def measure(
-        self, command: list[str], cwd: Path, samples: int, timeout: float | None, label: str
+        self,
+        command: list[str],
+        cwd: Path,
+        samples: int,
+        timeout: float | None,
+        label: str,
+        kernel_timing: bool = False,
     ) -> Report:
         start = time.perf_counter()
         try:
-            return measure(command, cwd, samples=samples, timeout=timeout, label=label)
+            return measure(
+                command, cwd, samples=samples, timeout=timeout, label=label, kernel_timing=kernel_timing
+            )
         finally:
             self.calls += 1
             self.seconds += time.perf_counter() - start
@@ -62,6 +71,7 @@ def measure_interleaved(
     timeout: float | None = None,
     progress: Progress | None = None,
     reuse: Report | None = None,
+    kernel_timing: bool = False,
 ) -> ArmsResult:
     """A, B, A, B ... until the sampling rule says stop. Raises ProbeError if an arm fails to run.
 
@@ -75,19 +85,19 @@ def measure_interleaved(
     while True:
         if len(before) == len(after):
             say(f"  sample {len(after) + 1}: accepted")
-            before.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted"))
+            before.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
         say(
             f"  sample {len(after) + 1}: candidate"
             + (" (accepted state: reused measurement)" if reused else "")
         )
-        after.append(clock.measure(command, candidate_cwd, 1, timeout, "candidate"))
+        after.append(clock.measure(command, candidate_cwd, 1, timeout, "candidate", kernel_timing))
         comparison = judge(merge_reports(before), merge_reports(after))
         if reused and not decisive(comparison):
             say("  timing decides: a fresh sample of the accepted state replaces the reused one")
-            before = [clock.measure(command, accepted_cwd, 1, timeout, "accepted")]
+            before = [clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing)]
             reused = False
             comparison = judge(merge_reports(before), merge_reports(after))
-        step = next_step(comparison, len(after), budget)
+        step = next_step(comparison, len(after), budget, kernel_timing)
         if not step.more:
             return ArmsResult(merge_reports(before), merge_reports(after), comparison, len(after), step)
 
@@ -128,4 +138,5 @@ def _summary(first: Summary | None, good) -> Summary | None:
         warm_wall_ms=stat([s.warm_wall_ms for s in good]),
         compile_elapsed_ms=stat([s.cold_wall_ms - s.warm_wall_ms for s in good]),
         warm_module_ms=stat([s.warm_module_ms for s in good]),
+        kernel_ms=kernel_stat(good),
     )

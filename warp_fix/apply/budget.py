@@ -24,7 +24,8 @@ RULE_TEXT = (
     "workload/output/options moved) that is all; otherwise timing decides: the reused sample is "
     "replaced by a fresh interleaved one and pairs continue to at least 3 and at most --samples per "
     "arm, stopping early when the difference is > 2x or < 0.5x the noise band; a timing verdict from "
-    "fewer than 3 samples per arm counts as inconclusive"
+    "fewer than 3 samples per arm counts as inconclusive; a fix that trades build time for kernel time "
+    "gets at least 3 per arm (within --samples) whatever decides, since its kernel time is a timing claim"
 )
 
 
@@ -52,10 +53,16 @@ def decisive(comparison: Comparison) -> bool:
     return comparison.verdict == INVALID or structure_changed(comparison)
 
 
-def next_step(comparison: Comparison, per_arm: int, budget: int) -> Step:
-    """After `per_arm` interleaved pairs: measure another pair, or stop (and why)."""
+def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: bool = False) -> Step:
+    """After `per_arm` interleaved pairs: measure another pair, or stop (and why).
+
+    `kernel_claim`: the steady-state kernel time is reported with the verdict, and it is a timing claim
+    even when structure settles the startup verdict.
+    """
     if comparison.verdict == INVALID:
         return Step(False, "decisive: the workload, output or effective options moved")
+    if kernel_claim and per_arm < min(MIN_TIMING_SAMPLES, budget):
+        return Step(True, f"steady-state kernel time is a timing claim: needs {MIN_TIMING_SAMPLES} per arm")
     if structure_changed(comparison):
         return Step(False, "decisive: structure changed; timing only confirms the direction")
     if per_arm >= budget:

@@ -6,6 +6,7 @@ import textwrap
 
 from warp_fix.apply.git import Git
 from warp_fix.apply.ledger import Numbers, TestSummary
+from warp_fix.compare import KERNEL_METRIC, fmt_ms
 from warp_fix.plan import Fix
 
 FALLBACK_NAME = "warp-fix"
@@ -27,10 +28,14 @@ def trailers(fix: Fix, numbers: Numbers) -> str:
         ("Fix", fix.id),
         ("Verdict", numbers.verdict),
     ]
-    for metric, key in (("cold module work", "Cold-Module-Ms"), ("compile elapsed", "Compile-Elapsed-Ms")):
+    for metric, key in (
+        ("cold module work", "Cold-Module-Ms"),
+        ("compile elapsed", "Compile-Elapsed-Ms"),
+        (KERNEL_METRIC, "Kernel-Ms"),
+    ):
         t = numbers.timing_of(metric)
         if t:
-            values.append((key, f"{t.before_ms:.0f} -> {t.after_ms:.0f}"))
+            values.append((key, f"{fmt_ms(t.before_ms)} -> {fmt_ms(t.after_ms)}"))
     for field_name, key in (
         ("identities", "Identities"),
         ("generated_source_bytes", "Source-Bytes"),

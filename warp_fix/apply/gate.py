@@ -21,12 +21,16 @@ class Gate:
             return "not selected by --only"
         if fix.safety == ADVISORY or fix.codemod is None:
             return "advisory: reported, never applied"
-        if fix.safety == CONSENT and fix.slug not in self.allow:
+        if fix.safety == CONSENT and fix.slug not in self.allow and not fix.measure_kernels:
             return f"needs consent: rerun with --allow {fix.slug}"
         if fix.safety not in (SAFE, CONSENT):
             return f"unknown safety class {fix.safety!r}"
         hit = self.protected_hit(fix.files, _functions(fix))
         return f"touches protected {hit}" if hit else None
+
+    def offers_only(self, fix: Fix) -> bool:
+        """A trade-off fix without consent: measured both ways on a candidate, offered, never committed."""
+        return fix.safety == CONSENT and fix.measure_kernels and fix.slug not in self.allow
 
     def protected_hit(self, files: Iterable[str], functions: Iterable[str] = ()) -> str | None:
         """The first protected entry matched by these repo-relative files (and function names)."""

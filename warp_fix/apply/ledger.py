@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warp_fix.compare import Comparison
+from warp_fix.compare import KERNEL_METRIC, Comparison, fmt_ms
 
 KEPT = "kept"
 DROPPED = "dropped"
 DECLINED = "declined"
+OFFERED = "offered"  # measured both ways on a candidate, not committed: it needs the user's consent
 LEDGER_VERSION = 1
 
 
@@ -35,10 +36,10 @@ class TimingNumbers:
     def line(self) -> str:
         verdict = "" if self.significant else ", inside the noise band"
         return (
-            f"{self.metric}: {self.before_ms:.0f} -> {self.after_ms:.0f} ms "
+            f"{self.metric}: {fmt_ms(self.before_ms)} -> {fmt_ms(self.after_ms)} ms "
             f"(median of n={self.n_before}/{self.n_after}, "
-            f"MAD {self.before_mad:.0f}/{self.after_mad:.0f} ms, "
-            f"noise band ±{self.band_ms:.0f} ms{verdict})"
+            f"MAD {fmt_ms(self.before_mad)}/{fmt_ms(self.after_mad)} ms, "
+            f"noise band ±{fmt_ms(self.band_ms)} ms{verdict})"
         )
 
 
@@ -97,10 +98,12 @@ class Numbers:
         ids = self.structure.get("identities")
         if ids:
             parts.append(f"identities {ids[0]} -> {ids[1]}")
-        for metric in ("cold module work", "compile elapsed"):
+        for metric in ("cold module work", "compile elapsed", KERNEL_METRIC):
             t = self.timing_of(metric)
             if t:
-                parts.append(f"{metric} {t.before_ms:.0f} -> {t.after_ms:.0f} ms (±{t.band_ms:.0f})")
+                parts.append(
+                    f"{metric} {fmt_ms(t.before_ms)} -> {fmt_ms(t.after_ms)} ms (±{fmt_ms(t.band_ms)})"
+                )
         return "; ".join(parts) + f"; n={self.per_arm} per arm"
 
 
@@ -121,7 +124,7 @@ class Entry:
     slug: str
     title: str
     safety: str
-    outcome: str  # KEPT | DROPPED | DECLINED
+    outcome: str  # KEPT | DROPPED | DECLINED | OFFERED
     reason: str
     files: list[str] = field(default_factory=list)
     commit: str | None = None
@@ -193,7 +196,8 @@ def ledger_markdown(ledger: Ledger) -> str:
     ]
     for warning in ledger.warnings:
         lines.append(f"> warning: {warning}")
-    for title, outcome in (("Kept", KEPT), ("Dropped", DROPPED), ("Declined", DECLINED)):
+    sections = (("Kept", KEPT), ("Offered (needs consent)", OFFERED), ("Dropped", DROPPED), ("Declined", DECLINED))
+    for title, outcome in sections:
         entries = ledger.of(outcome)
         if not entries:
             continue

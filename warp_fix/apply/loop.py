@@ -14,12 +14,22 @@ from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
 from warp_fix.apply.commit import commit_files, commit_message
 from warp_fix.apply.errors import ApplyError, BaselineTestsFailed
 from warp_fix.apply.gate import Gate
-from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT, Entry, Ledger, Numbers, TestSummary, save_ledger
+from warp_fix.apply.ledger import (
+    DECLINED,
+    DROPPED,
+    KEPT,
+    OFFERED,
+    Entry,
+    Ledger,
+    Numbers,
+    TestSummary,
+    save_ledger,
+)
 from warp_fix.apply.request import ApplyRequest
 from warp_fix.apply.signals import termination_interrupts
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
-from warp_fix.compare import IMPROVED, INVALID, Comparison, compare
+from warp_fix.compare import IMPROVED, INVALID, KERNEL_METRIC, Comparison, compare
 from warp_fix.plan import Fix, Plan
 from warp_fix.probe import ProbeError
 from warp_fix.report import Report
@@ -264,12 +274,18 @@ class ApplySession:
                 return self._drop(entry, f"tests failed (exit {result.exit_code}): {_last_line(result.tail)}")
         try:
             calls = self.clock.calls
-            arms = self._arms(self.accepted_cwd, set(fix.allow_options), self.accepted_report)
+            arms = self._arms(
+                self.accepted_cwd, set(fix.allow_options), self.accepted_report, fix.measure_kernels
+            )
         except ProbeError as exc:
             return self._drop(entry, f"could not be measured: {exc}")
         return self._decide(fix, entry, arms, self.clock.calls - calls)
 
-    def _arms(self, accepted_cwd: Path, allow_options: set[str], reuse: Report | None) -> ArmsResult:
+    def _arms(
+        self, accepted_cwd: Path, allow_options: set[str], reuse: Report | None, kernel_timing: bool = False
+    ) -> ArmsResult:
+        if kernel_timing and reuse is not None and reuse.summary and reuse.summary.kernel_ms is None:
+            reuse = None  # the earlier measurement has no kernel time: both arms are measured afresh
         return measure_interleaved(
             self.command,
             accepted_cwd,
@@ -280,6 +296,7 @@ class ApplySession:
             self.request.timeout,
             self.say,
             reuse,
+            kernel_timing,
         )
 
     def _decide(self, fix: Fix, entry: Entry, arms: ArmsResult, probe_calls: int) -> Entry:
@@ -291,6 +308,8 @@ class ApplySession:
         self.clock.charge(verdict, probe_calls)
         if verdict != IMPROVED:
             return self._drop(entry, "; ".join([why, *arms.comparison.reasons]))
+        if self.gate.offers_only(fix):
+            return self._offer(fix, entry)
         message = commit_message(fix, entry.numbers, entry.tests, arms.stop.why)
         entry.commit = commit_files(self.workspace.candidate_git, entry.files, message)
         entry.outcome = KEPT
@@ -299,6 +318,18 @@ class ApplySession:
         self.accepted_report = arms.after  # the candidate just measured is the new accepted state
         self.kept.append((fix, entry))
         self.say(f"  kept {entry.commit[:10]}: {entry.numbers.summary()}")
+        return entry
+
+    def _offer(self, fix: Fix, entry: Entry) -> Entry:
+        """Measured better at startup, but it costs kernel time: both numbers go to the user, not a commit."""
+        self.workspace.discard_candidate_edits()
+        entry.outcome = OFFERED
+        numbers = entry.numbers
+        trade = [t for t in (numbers.timing_of("cold module work"), numbers.timing_of(KERNEL_METRIC)) if t]
+        entry.reason = (
+            "needs consent: " + "; ".join(t.line() for t in trade) + f"; rerun with --allow {fix.slug} to keep it"
+        )
+        self.say(f"  {entry.outcome}: {entry.reason}")
         return entry
 
     def _drop(self, entry: Entry, reason: str) -> Entry:
@@ -366,6 +397,10 @@ class DryRun:
         )
         for fix in plan.fixes:
             reason = gate.decline_reason(fix)
+            if reason is None and gate.offers_only(fix):
+                reason_text = f"would measure it both ways and offer it: keeping it needs --allow {fix.slug}"
+            else:
+                reason_text = f"would apply codemod {fix.codemod} and keep it only if measured better"
             ledger.entries.append(
                 Entry(
                     fix.id,
@@ -373,7 +408,7 @@ class DryRun:
                     fix.title,
                     fix.safety,
                     DECLINED if reason else PLANNED,
-                    reason or f"would apply codemod {fix.codemod} and keep it only if measured better",
+                    reason or reason_text,
                     list(fix.files),
                     expected=fix.expected,
                 )

@@ -6,10 +6,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT, Entry, Ledger, Numbers
+from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT, OFFERED, Entry, Ledger, Numbers
 from warp_fix.apply.review import BranchLog
+from warp_fix.compare import KERNEL_METRIC, fmt_ms
 
-STYLE = {KEPT: "green", DROPPED: "yellow", DECLINED: "dim", "planned": "cyan"}
+STYLE = {KEPT: "green", OFFERED: "magenta", DROPPED: "yellow", DECLINED: "dim", "planned": "cyan"}
 
 
 def print_ledger(ledger: Ledger, console: Console, files=None) -> None:
@@ -31,7 +32,8 @@ def print_ledger(ledger: Ledger, console: Console, files=None) -> None:
     kept = len(ledger.of(KEPT))
     if not dry:
         console.print(
-            f"{kept} kept, {len(ledger.of(DROPPED))} dropped, {len(ledger.of(DECLINED))} declined; "
+            f"{kept} kept, {len(ledger.of(OFFERED))} offered, {len(ledger.of(DROPPED))} dropped, "
+            f"{len(ledger.of(DECLINED))} declined; "
             f"{ledger.probe_calls} probe runs ({ledger.probe_seconds:.0f} s), "
             f"tests {ledger.test_seconds:.0f} s, "
             f"total {ledger.total_seconds:.0f} s",
@@ -59,6 +61,7 @@ def _row(entry: Entry) -> list[str]:
             f"identities {_pair(n.structure.get('identities'))}",
             f"cold module {_ms(n, 'cold module work')}",
             f"compile elapsed {_ms(n, 'compile elapsed')}",
+            f"kernel time {_ms(n, KERNEL_METRIC)}" if n.timing_of(KERNEL_METRIC) else "",
             f"n={n.per_arm} per arm, {n.verdict}",
         )
         if x
@@ -72,7 +75,7 @@ def _pair(pair) -> str:
 
 def _ms(numbers: Numbers, metric: str) -> str:
     t = numbers.timing_of(metric)
-    return f"{t.before_ms:.0f} → {t.after_ms:.0f} ms ±{t.band_ms:.0f}" if t else ""
+    return f"{fmt_ms(t.before_ms)} → {fmt_ms(t.after_ms)} ms ±{fmt_ms(t.band_ms)}" if t else ""
 
 
 def print_log(log: BranchLog, console: Console) -> None:

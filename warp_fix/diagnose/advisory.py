@@ -29,9 +29,18 @@ def diagnose_unroll(inputs: Inputs) -> Finding:
 
 
 def diagnose_precompiled_header(inputs: Inputs) -> Finding:
+    """CPU builds always use the precompiled header; CUDA builds only below toolkit 13 (13 ignores the knob)."""
     off = [b for b in inputs.user_builds() if b.options.get("use_precompiled_headers") is False]
     if not off:
         return ruled_out(PCH, PCH_TITLE, "precompiled headers are on (the default)")
+    toolkit = inputs.report.trace.cuda_toolkit
+    if all(b.device.startswith("cuda") for b in off) and toolkit_at_least(toolkit, 13):
+        return ruled_out(
+            PCH,
+            PCH_TITLE,
+            f"{len(off)} CUDA build(s) ran without precompiled headers, but CUDA toolkit {toolkit} "
+            "ignores the setting: nothing to gain",
+        )
     settings = [
         c
         for c in inputs.report.trace.option_changes
@@ -45,3 +54,9 @@ def diagnose_precompiled_header(inputs: Inputs) -> Finding:
         evidence=[runtime("wp.config.use_precompiled_headers = False", c.site, inputs) for c in settings],
         details={"assignments": [{"file": a.file, "line": a.line, "function": a.function} for a in static]},
     )
+
+
+def toolkit_at_least(version: str, major: int) -> bool:
+    """True when a "major.minor" toolkit version is known and at least `major`."""
+    head = version.split(".", 1)[0]
+    return head.isdigit() and int(head) >= major

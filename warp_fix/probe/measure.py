@@ -16,7 +16,7 @@ from warp_fix.probe.runner import ProbeError, ProcessRun, Sandbox, run_process
 from warp_fix.probe.stats import stat
 from warp_fix.probe.trace_file import TraceFacts, read_trace
 from warp_fix.probe.why import explain_rebuilds
-from warp_fix.report import SCHEMA_VERSION, Output, Report, Sample, Summary, Trace
+from warp_fix.report import SCHEMA_VERSION, Output, Report, Sample, Stat, Summary, Trace
 
 Progress = Callable[[str], None]
 
@@ -42,8 +42,13 @@ def measure(
     label: str | None = None,
     progress: Progress | None = None,
     env: dict[str, str] | None = None,
+    kernel_timing: bool = False,
 ) -> Report:
-    """Measure `command` `samples` times; raise ProbeError when the baseline itself fails."""
+    """Measure `command` `samples` times; raise ProbeError when the baseline itself fails.
+
+    `kernel_timing` also records the steady-state time of the kernels themselves (it adds work to every
+    launch, so it is off unless a fix trades build time for kernel time).
+    """
     if not command:
         raise ProbeError("no command given (put it after --)")
     cwd = Path(cwd).resolve()
@@ -53,7 +58,10 @@ def measure(
     for index in range(samples):
         if progress:
             progress(f"sample {index + 1}/{samples}")
-        pair = _run_sample(index, command, cwd, timeout, env or dict(os.environ))
+        base_env = dict(env or os.environ)
+        if kernel_timing:
+            base_env["WARP_FIX_KERNEL_TIMING"] = "1"
+        pair = _run_sample(index, command, cwd, timeout, base_env)
         if index == 0:
             _check_baseline(command, pair)
         pairs.append(pair)
@@ -122,6 +130,7 @@ def _sample(index, cold: ProcessRun, warm, cold_trace: Trace, warm_trace: Trace,
         generated_source_bytes=inventory.generated_source_bytes,
         lto_artifacts=inventory.lto_artifacts,
         warm_builds=sum(1 for b in warm_trace.builds if b.status == "compiled"),
+        kernel_ms=round(sum(t.ms for t in warm_trace.kernel_times), 4) if warm_trace.kernel_times else None,
     )
 
 
@@ -198,7 +207,14 @@ def _summary(good: list[RunPair]) -> Summary:
         generated_source_bytes=first.sample.generated_source_bytes,
         lto_artifacts=first.sample.lto_artifacts,
         warm_builds=first.sample.warm_builds,
+        kernel_ms=kernel_stat(samples),
     )
+
+
+def kernel_stat(samples: list[Sample]) -> Stat | None:
+    """Steady-state kernel time over the samples that recorded it (None when kernel timing was off)."""
+    values = [s.kernel_ms for s in samples if s.kernel_ms is not None]
+    return stat(values) if values else None
 
 
 def _warnings(pairs: list[RunPair], good: list[RunPair], first: RunPair) -> list[str]:

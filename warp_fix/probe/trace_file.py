@@ -9,6 +9,7 @@ from pathlib import Path
 from warp_fix.report import (
     CacheOp,
     KernelDef,
+    KernelTime,
     Launch,
     LoadCall,
     ModuleBuild,
@@ -64,8 +65,12 @@ def read_trace(directory: Path, project_root: Path) -> tuple[Trace, TraceFacts]:
                 trace.tracer_mode = event.get("tracer_mode", "objects")
             elif kind == "tracer_error":
                 trace.tracer_errors.append(event["message"])
+            elif kind == "kernel_time":
+                for module, time in event.get("modules", {}).items():
+                    trace.kernel_times.append(KernelTime(module, time["ms"], time["launches"]))
             elif kind == "end":
                 ended = True
+                trace.cuda_toolkit = event.get("cuda_toolkit") or trace.cuda_toolkit
                 trace.launch_count += event.get("launch_count", 0)
                 trace.launch_digest = _combine(trace.launch_digest, event.get("launch_digest", ""))
             elif kind in _EVENT_TYPES:

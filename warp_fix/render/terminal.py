@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from warp_fix.compare import Comparison
+from warp_fix.compare import Comparison, fmt_ms
 from warp_fix.report import Report, Stat
 
 MAX_BUILD_ROWS = 30
@@ -35,6 +35,15 @@ def print_report(report: Report, console: Console) -> None:
     table.add_row("LTO artifacts", str(summary.lto_artifacts))
     table.add_row("warm builds (cache not reused)", str(summary.warm_builds))
     table.add_row("launches", str(report.trace.launch_count))
+    if summary.kernel_ms is not None:
+        kernel = summary.kernel_ms
+        per_module = ", ".join(f"{t.module} {fmt_ms(t.ms)} ms/{t.launches}" for t in report.warm_trace.kernel_times)
+        table.add_row(
+            "steady-state kernel time (warm)",
+            f"{fmt_ms(kernel.median)} ms ± {fmt_ms(kernel.mad)} (n={len(kernel.values)}): {per_module}",
+        )
+    if report.trace.cuda_toolkit:
+        table.add_row("CUDA toolkit (Warp runtime)", report.trace.cuda_toolkit)
     console.print(table)
     _print_builds(report, console)
     _print_rebuilds(report, console)

@@ -8,6 +8,8 @@ any failure of the tracer itself is recorded, never raised.
 Events go to ``$WARP_FIX_TRACE_DIR/trace-<pid>.jsonl``, one JSON object per line,
 written as they happen (builds are rare and must survive a crash). Launches are
 detailed up to LAUNCH_DETAIL_CAP and folded into a running digest after that.
+With ``WARP_FIX_KERNEL_TIMING=1`` the steady-state time of the kernels themselves
+is recorded per module too (see KernelClock).
 """
 
 from __future__ import annotations
@@ -146,6 +148,7 @@ class Tracer:
         self.ctx = None
         self.warp = None
         self.initial_cuda_cache_disable = os.environ.get("CUDA_CACHE_DISABLE")
+        self.kernel_clock = KernelClock(self) if os.environ.get("WARP_FIX_KERNEL_TIMING") == "1" else None
 
     # -- installation ---------------------------------------------------------------------------
 
@@ -216,6 +219,7 @@ class Tracer:
                 tracer.local.compiled = None
                 tracer.local.native_ms = 0.0
                 tracer.local.lto = 0
+                tracer.local.lto_kinds = set()
             tracer.local.load_depth = depth + 1
             start_wall = tracer.rec.now_ms()
             start = time.perf_counter()
@@ -330,6 +334,7 @@ class Tracer:
             site=site,
             thread=threading.current_thread().name,
             lto_builds=getattr(self.local, "lto", 0),
+            lto_kinds=sorted(getattr(self.local, "lto_kinds", ())),
         )
 
     def _record_kernel_def(self, module, kernel) -> None:
@@ -382,9 +387,15 @@ class Tracer:
     def _counted_lto(self, original):
         tracer = self
 
+        kind = getattr(original, "__name__", "build_lto").removeprefix("build_lto_")  # dot | solver | fft
+
         @functools.wraps(original)
         def counted(*args, **kwargs):
             tracer.local.lto = getattr(tracer.local, "lto", 0) + 1
+            kinds = getattr(tracer.local, "lto_kinds", None)
+            if kinds is None:
+                kinds = tracer.local.lto_kinds = set()
+            kinds.add(kind)
             return original(*args, **kwargs)
 
         return counted
@@ -397,11 +408,17 @@ class Tracer:
         def make_launch(original):
             @functools.wraps(original)
             def launch(kernel, dim, inputs=(), outputs=(), *args, **kwargs):
+                device = None
                 try:
-                    tracer._record_launch(kernel, dim, inputs, outputs, args, kwargs)
+                    device = tracer._launch_device(args, kwargs)
+                    tracer._record_launch(kernel, dim, inputs, outputs, device, args, kwargs)
                 except Exception as exc:
                     tracer.rec.error("launch", exc)
-                return original(kernel, dim, inputs, outputs, *args, **kwargs)
+                if tracer.kernel_clock is None or device is None:
+                    return original(kernel, dim, inputs, outputs, *args, **kwargs)
+                return tracer.kernel_clock.timed(
+                    kernel, device, lambda: original(kernel, dim, inputs, outputs, *args, **kwargs)
+                )
 
             return launch
 
@@ -420,10 +437,13 @@ class Tracer:
 
         self._replace((ctx, warp), "launch_tiled", make_tiled)
 
-    def _record_launch(self, kernel, dim, inputs, outputs, args, kwargs) -> None:
+    def _launch_device(self, args, kwargs):
         device = kwargs.get("device", args[4] if len(args) > 4 else None)
-        if device is None:
-            device = self.warp.get_device() if hasattr(self.warp, "get_device") else None
+        if device is None and hasattr(self.warp, "get_device"):
+            device = self.warp.get_device()
+        return device
+
+    def _record_launch(self, kernel, dim, inputs, outputs, device, args, kwargs) -> None:
         adjoint = bool(kwargs.get("adjoint", args[6] if len(args) > 6 else False))
         block_dim = kwargs.get("block_dim", args[10] if len(args) > 10 else None)
         dims = [int(d) for d in dim] if isinstance(dim, (list, tuple)) else [int(dim)]
@@ -710,9 +730,102 @@ class Tracer:
             final = os.environ.get("CUDA_CACHE_DISABLE")
             if final is not None and final != self.initial_cuda_cache_disable:
                 self.rec.emit("cache_op", kind="CUDA_CACHE_DISABLE", value=final, site=None)
-            self.rec.emit("end", launch_count=self.launch_count, launch_digest=self.launch_digest.hexdigest())
+            if self.kernel_clock is not None:
+                self.kernel_clock.emit()
+            self.rec.emit(
+                "end",
+                launch_count=self.launch_count,
+                launch_digest=self.launch_digest.hexdigest(),
+                cuda_toolkit=self._cuda_toolkit(),
+            )
         except Exception:
             pass
+
+
+    def _cuda_toolkit(self) -> str:
+        """The CUDA toolkit Warp's runtime compiles with ("12.9"), or "" without an initialised CUDA runtime."""
+        version = getattr(getattr(self.ctx, "runtime", None), "toolkit_version", None)
+        return ".".join(str(part) for part in version) if version else ""
+
+
+class KernelClock:
+    """Steady-state kernel time per module, recorded only when asked for (it adds work to every launch).
+
+    CPU launches run synchronously, so the host clock around the call is the kernel's time; a kernel's
+    first launch on a device is left out because it includes loading the module. On CUDA, Warp's own
+    activity timing brackets each kernel on its stream (module loads happen before it, on the host);
+    kernels replayed inside captured graphs are not attributed.
+    """
+
+    def __init__(self, tracer: Tracer):
+        self.tracer = tracer
+        self.lock = threading.Lock()
+        self.host: dict[str, list] = {}  # module -> [ms, launches]
+        self.seen: set = set()
+        self.cuda_modules: dict[str, str] = {}  # mangled kernel name -> module
+        self.cuda_started = False
+        self.emitted = False
+
+    def timed(self, kernel, device, call):
+        module = getattr(getattr(kernel, "module", None), "name", "")
+        try:
+            is_cuda = bool(getattr(self.tracer.warp.get_device(device), "is_cuda", False))
+        except Exception:
+            return call()
+        if is_cuda:
+            self._start_cuda()
+            result = call()
+            with contextlib.suppress(Exception):
+                self.cuda_modules[kernel.get_mangled_name()] = module
+            return result
+        key = (id(kernel), str(device))
+        first = key not in self.seen
+        self.seen.add(key)
+        start = time.perf_counter()
+        result = call()
+        if not first:
+            elapsed = (time.perf_counter() - start) * 1000.0
+            with self.lock:
+                entry = self.host.setdefault(module, [0.0, 0])
+                entry[0] += elapsed
+                entry[1] += 1
+        return result
+
+    def _start_cuda(self) -> None:
+        if self.cuda_started or getattr(getattr(self.tracer.ctx, "runtime", None), "core", None) is None:
+            return
+        self.cuda_started = True
+        try:
+            self.tracer.warp.timing_begin(cuda_filter=self.tracer.warp.TIMING_KERNEL, synchronize=False)
+            atexit.register(self.emit)  # registered after Warp's own exit hooks, so it runs before them
+        except Exception as exc:
+            self.tracer.rec.error("kernel timing", exc)
+
+    def _cuda_times(self) -> dict[str, list]:
+        times: dict[str, list] = {}
+        if not self.cuda_started:
+            return times
+        for result in self.tracer.warp.timing_end(synchronize=True):
+            mangled = result.name.rsplit("_cuda_kernel_", 1)[0]
+            entry = times.setdefault(self.cuda_modules.get(mangled, ""), [0.0, 0])
+            entry[0] += float(result.elapsed)
+            entry[1] += 1
+        return times
+
+    def emit(self) -> None:
+        if self.emitted:
+            return
+        self.emitted = True
+        times = {module: list(entry) for module, entry in self.host.items()}
+        try:
+            for module, (ms, launches) in self._cuda_times().items():
+                entry = times.setdefault(module, [0.0, 0])
+                entry[0] += ms
+                entry[1] += launches
+        except Exception as exc:
+            self.tracer.rec.error("kernel timing", exc)
+        modules = {m: {"ms": round(ms, 4), "launches": n} for m, (ms, n) in sorted(times.items())}
+        self.tracer.rec.emit("kernel_time", modules=modules)
 
 
 class TracedOptions(dict):

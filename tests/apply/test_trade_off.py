@@ -1,0 +1,55 @@
+"""A fix that trades build time for kernel time (MathDx off, on CUDA) is measured both ways and, without
+consent, offered with both numbers instead of committed.
+
+CPU has no MathDx, so a real startup fix of the four-stage pipeline stands in, marked as a trade-off.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.apply.conftest import PIPELINE, PYTHON, git, init_repo
+from warp_fix.apply import build_request, run_apply
+from warp_fix.apply.ledger import OFFERED
+from warp_fix.compare import KERNEL_METRIC
+from warp_fix.plan import CONSENT, Fix, Plan
+
+TRADE_OFF = Fix(
+    id="F1",
+    slug="late-module-options",
+    title="Set the forward stage's options before its first build",
+    description="Stands in for a build-time/kernel-time trade-off.",
+    safety=CONSENT,
+    codemod="hoist_options",
+    args={"file": "pipeline/forward.py", "function": "forward_only"},
+    files=["pipeline/forward.py"],
+    allow_options=["enable_backward"],
+    measure_kernels=True,
+)
+
+
+@pytest.fixture(scope="module")
+def offered(tmp_path_factory):
+    repo = init_repo(tmp_path_factory.mktemp("user") / "pipeline", PIPELINE)
+    request = build_request(command=[PYTHON, "-m", "pipeline"], cwd=repo, branch="wf/trade", samples=2)
+    result = run_apply(request, planner=lambda *a: Plan(command=[], fixes=[TRADE_OFF]))
+    return repo, result
+
+
+def test_without_consent_it_is_measured_and_offered_not_committed(offered):
+    repo, result = offered
+    (entry,) = result.ledger.entries
+    assert entry.outcome == OFFERED, entry.reason
+    assert entry.commit is None
+    assert git(repo, "rev-list", "--count", "main..wf/trade") == "0"
+    assert "rerun with --allow late-module-options" in entry.reason
+
+
+def test_both_numbers_are_there_with_kernel_time_from_at_least_two_samples_per_arm(offered):
+    _, result = offered
+    (entry,) = result.ledger.entries
+    kernel = entry.numbers.timing_of(KERNEL_METRIC)
+    assert kernel is not None and kernel.before_ms > 0 and kernel.after_ms > 0
+    assert (kernel.n_before, kernel.n_after) == (2, 2)
+    assert entry.numbers.timing_of("cold module work") is not None
+    assert "cold module work" in entry.reason and KERNEL_METRIC in entry.reason
