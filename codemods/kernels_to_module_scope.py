@@ -365,7 +365,7 @@ class _ScopeAnalysis:
             eager += [p.default for p in params]
             for node in eager:
                 if node is not None:
-                    words.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code(node)))
+                    words.update(_WORD.findall(code(node)))
         return words
 
     def scopes(self):  # noqa: ANN201 - libcst mapping type
@@ -396,6 +396,8 @@ class _ScopeAnalysis:
 
 
 _LOOPS = {cst.For: "for", cst.While: "while"}
+#: a whole word of code (an identifier, keyword or number): names are compared word for word
+_WORD = re.compile(r"\w+")
 
 
 def _find_defs(
@@ -509,7 +511,8 @@ class _NonlocalFinder(cst.CSTVisitor):
 
 
 def _may_bind_at_module_scope(stmt: cst.BaseStatement, text: str, words: set[str]) -> bool:
-    if not any(w in text for w in words):
+    """A binding of a name spells it as a whole word: a substring (`f` in `if`) binds nothing."""
+    if words.isdisjoint(_WORD.findall(text)):
         return False
     if (
         isinstance(stmt, (cst.FunctionDef, cst.ClassDef))

@@ -217,3 +217,9 @@ def test_fixture_lazy_singletons(tmp_path: Path, fixture: str, file: str, factor
     removed = [ln for ln in original.splitlines() if ln not in lines]
     assert removed and all(ln.startswith("        ") or not ln.strip() for ln in removed)
     assert apply_codemod(NAME, root, args) == []  # idempotent
+
+
+def test_a_longer_name_containing_the_kernel_name_binds_nothing() -> None:
+    before = HEAD + "kk = None\n\n\ndef make():\n    if True:\n" + indent(KERNEL, 8) + "    return k\n"
+    out = transform_source(NAME, before, ARGS)
+    assert out == HEAD + "kk = None\n\n\n" + KERNEL + "\n\ndef make():\n    if True:\n        pass\n    return k\n"
