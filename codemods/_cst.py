@@ -387,6 +387,42 @@ class NodeReplacer(cst.CSTTransformer):
         return self.replacements.get(id(original_node), updated_node)
 
 
+def _replaced_in_headers(tree: cst.Module, targets: dict[int, cst.CSTNode]) -> cst.Module | None:
+    """`tree` with the targets replaced when all are decorators or parameters of top-level defs and
+    classes (kernel decorators, factory defaults): rebuilt directly, without walking the file."""
+    body = list(tree.body)
+    found = 0
+    for i, stmt in enumerate(body):
+        if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        changes: dict[str, Any] = {}
+        decorators = [targets.get(id(d), d) for d in stmt.decorators]
+        hits = sum(id(d) in targets for d in stmt.decorators)
+        if hits:
+            changes["decorators"] = decorators
+        if isinstance(stmt, cst.FunctionDef):
+            params, param_hits = _replaced_params(stmt.params, targets)
+            if param_hits:
+                changes["params"] = params
+                hits += param_hits
+        if hits:
+            body[i] = stmt.with_changes(**changes)
+            found += hits
+    return tree.with_changes(body=body) if found == len(targets) else None
+
+
+def _replaced_params(params: cst.Parameters, targets: dict[int, cst.CSTNode]) -> tuple[cst.Parameters, int]:
+    changes: dict[str, Any] = {}
+    hits = 0
+    for attr in ("params", "posonly_params", "kwonly_params"):
+        group = getattr(params, attr)
+        count = sum(id(p) in targets for p in group)
+        if count:
+            changes[attr] = [targets.get(id(p), p) for p in group]
+            hits += count
+    return (params.with_changes(**changes), hits) if hits else (params, 0)
+
+
 def replace_nodes(
     tree: cst.Module,
     replacements: dict[cst.CSTNode, cst.CSTNode],
@@ -396,6 +432,9 @@ def replace_nodes(
     if not replacements:
         return tree
     targets = {id(k): v for k, v in replacements.items()}
+    in_headers = _replaced_in_headers(tree, targets)
+    if in_headers is not None:
+        return in_headers
     into_expressions = any(isinstance(k, cst.BaseExpression) for k in replacements)
     on_path = _paths(tree, set(targets), into_expressions, within)
     return tree.visit(NodeReplacer(targets, on_path))
