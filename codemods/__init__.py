@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 
 from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
-from ._partial import reduce_source, restore, wanted
+from ._partial import reduce_source
 from .config_at_entry import ConfigAtEntry
 from .cpu_max_workers import CpuMaxWorkers
 from .drop_unique import DropUnique
@@ -57,24 +57,26 @@ def _command(name: str) -> type[WarpCodemod]:
 
 def _run(cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None) -> str:
     """Run on the reduced module of a large file when that round-trips exactly; else on the whole file."""
-    reduced = reduce_source(source, *wanted(kwargs)) if cls.PARTIAL_PARSE else None
+    reduced = reduce_source(source, cls.focus(kwargs))
     if reduced is not None:
-        text, originals = reduced
         try:
-            restored = restore(_run_whole(cls, text, kwargs, filename), originals)
+            restored = reduced.restore(_transform(cls, reduced.text, kwargs, filename, reduced.elided_text))
         except CodemodRefused:
             restored = None  # refuse (or not) on the whole file, so the message names real code
         if restored is not None:
             return restored
-    return _run_whole(cls, source, kwargs, filename)
+    return _transform(cls, source, kwargs, filename)
 
 
-def _run_whole(cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None) -> str:
+def _transform(
+    cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None, elided_text: str = ""
+) -> str:
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise CodemodRefused(f"{cls.NAME}: {filename or 'source'} does not parse: {exc.message}") from None
     command = cls(CodemodContext(filename=filename), **kwargs)
+    command.elided_text = elided_text
     return command.code_of(command.transform_module(tree))
 
 

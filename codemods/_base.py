@@ -13,6 +13,7 @@ import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 
 from ._cst import SourceLines, module_code
+from ._partial import Focus
 
 
 class CodemodRefused(Exception):
@@ -58,14 +59,21 @@ class WarpCodemod(CodemodCommand):
     """
 
     NAME: ClassVar[str] = ""
-    # False when the codemod judges the whole file (e.g. whether an import is still used elsewhere):
-    # it then always parses the whole file, never the reduced one of codemods/_partial.py.
-    PARTIAL_PARSE: ClassVar[bool] = True
     ARGS: ClassVar[tuple[Arg, ...]] = ()
     EXAMPLES: ClassVar[tuple[Example, ...]] = ()
     REFUSALS: ClassVar[tuple[Refusal, ...]] = ()
     #: keys of the Python-API args dict that name files (consumed by apply_codemod, not by the command)
     FILE_KEYS: ClassVar[tuple[str, ...]] = ("file",)
+
+    #: source of what the reduced module of a large file leaves out (codemods/_partial.py), for checks
+    #: that count words over the whole file; empty when the codemod sees the whole file
+    elided_text: str = ""
+
+    @classmethod
+    def focus(cls, kwargs: dict[str, Any]) -> Focus:
+        """What the codemod reads of a large file (see `Focus`): by default the top-level statements
+        that import or mention its arguments, keywords or lines."""
+        return Focus.of(kwargs)
 
     def __init__(self, context: CodemodContext, **args: Any) -> None:
         super().__init__(context)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from ._base import Arg, Example, Refusal, WarpCodemod
@@ -16,6 +18,7 @@ from ._cst import (
     string_arg,
     with_keyword,
 )
+from ._partial import DefReading, Focus
 
 
 class _InnerKernels(cst.CSTVisitor):
@@ -92,6 +95,10 @@ class DropUnique(WarpCodemod):
         ),
         Refusal(before="import warp as wp\n", args={"names": ["k"], "module": "ops"}, reason="no function"),
     )
+
+    @classmethod
+    def focus(cls, kwargs: dict[str, Any]) -> Focus:
+        return Focus.of(kwargs, defs=DefReading.SIGNATURE)  # reads decorators, signatures and module scope only
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         warp = WarpImports.of(tree)

@@ -68,7 +68,7 @@ def _root_names(node: cst.CSTNode) -> set[str]:
 def remove_unused_imports(tree: cst.Module, candidates: set[str], text: str | None = None) -> cst.Module:
     """Drops top-level `import x` / `from m import x` bindings among `candidates` that the file no
     longer mentions (a word match on the new source: cheap, and errs on the side of keeping).
-    `text`: `tree.code` when the caller has it."""
+    `text`: all the file's new source when the caller has it (`tree` may be a reduced module)."""
     if not candidates:
         return tree
     if text is None:
@@ -125,7 +125,6 @@ class KeepCache(WarpCodemod):
     """
 
     NAME = "keep_cache"
-    PARTIAL_PARSE = False  # removes imports left unused: needs every use in the file
     DESCRIPTION = "Remove given cache-destroying statements (clear_kernel_cache, temp cache dirs, ...)."
     FILE_KEYS = ("file", "sites")
     ARGS = (
@@ -221,7 +220,7 @@ class KeepCache(WarpCodemod):
                 tops.append(tree.body[index])
         tree = remove_statements(tree, doomed, within=tops)
         candidates = {n for small in doomed for n in _root_names(small)}
-        text = self.code_of(tree) if candidates else None
+        text = self.code_of(tree) + self.elided_text if candidates else None
         return remove_unused_imports(tree, candidates, text)
 
     def _destroys_cache(

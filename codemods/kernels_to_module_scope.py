@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import FunctionScope, GlobalScope, Scope, ScopeProvider
@@ -19,6 +20,7 @@ from ._cst import (
     string_arg,
     with_keyword,
 )
+from ._partial import Focus
 
 
 class _Nodes(cst.CSTVisitor):
@@ -172,6 +174,11 @@ class KernelsToModuleScope(WarpCodemod):
             reason="give `module`",
         ),
     )
+
+    @classmethod
+    def focus(cls, kwargs: dict[str, Any]) -> Focus:
+        """Also the module-scope bindings of names the factory uses (see `_ScopeAnalysis`)."""
+        return Focus.of(kwargs, bindings=True)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         warp = WarpImports.of(tree)

@@ -7,6 +7,7 @@ from typing import Any
 import libcst as cst
 
 from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
+from ._partial import DefReading, Focus
 from .split_by_block_dim import assign_modules
 
 
@@ -74,6 +75,10 @@ class MergeModules(WarpCodemod):
         out = super().source_args(args)
         out["kernels"] = [k if isinstance(k, str) else k[1] for k in out.get("kernels") or []]
         return out
+
+    @classmethod
+    def focus(cls, kwargs: dict[str, Any]) -> Focus:
+        return Focus.of(kwargs, defs=DefReading.DECORATORS)  # reads decorators, names and module scope only
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         return assign_modules(self, tree, {k: self.args["module"] for k in self.args["kernels"]})

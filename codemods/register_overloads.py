@@ -9,6 +9,7 @@ import libcst as cst
 
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import WarpImports, code, ensure_warp_alias, insert_at, is_kernel, parse_stmt, squash
+from ._partial import Focus
 
 
 class _Rename(cst.CSTTransformer):
@@ -100,6 +101,12 @@ class RegisterOverloads(WarpCodemod):
             reason="no module-level kernel",
         ),
     )
+
+    @classmethod
+    def focus(cls, kwargs: dict[str, Any]) -> Focus:
+        """Also what binds a default variable name (`<kernel>_<types>`) at module scope."""
+        kernel = kwargs.get("kernel")
+        return Focus.of(kwargs, prefixes=(f"{kernel}_",) if isinstance(kernel, str) else ())
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         warp = WarpImports.of(tree)

@@ -26,6 +26,7 @@ from ._cst import (
     replace_nodes,
     with_blank_line_before,
 )
+from ._partial import DefReading, Focus
 
 
 def assign_modules(command: WarpCodemod, tree: cst.Module, groups: dict[str, str]) -> cst.Module:
@@ -135,6 +136,10 @@ class SplitByBlockDim(WarpCodemod):
         ),
         Refusal(before="import warp as wp\n", args={"groups": {"k": "g"}}, reason="no kernel def named 'k'"),
     )
+
+    @classmethod
+    def focus(cls, kwargs: dict[str, Any]) -> Focus:
+        return Focus.of(kwargs, defs=DefReading.DECORATORS)  # reads decorators, names and module scope only
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         groups = self.args["groups"]

@@ -219,6 +219,15 @@ def test_fixture_lazy_singletons(tmp_path: Path, fixture: str, file: str, factor
     assert apply_codemod(NAME, root, args) == []  # idempotent
 
 
+def test_a_name_defined_after_the_factory_is_refused_whatever_its_letters() -> None:
+    before = HEAD + (
+        "def make():\n    if True:\n        @wp.kernel\n        def k(x: wp.array(dtype=vecé)):\n"
+        "            x[0] = 1.0\n    return k\n\n\nvecé = float\n"
+    )
+    with pytest.raises(CodemodRefused, match="needs 'vecé' at definition time"):
+        transform_source(NAME, before, ARGS)
+
+
 def test_a_longer_name_containing_the_kernel_name_binds_nothing() -> None:
     before = HEAD + "kk = None\n\n\ndef make():\n    if True:\n" + indent(KERNEL, 8) + "    return k\n"
     out = transform_source(NAME, before, ARGS)
