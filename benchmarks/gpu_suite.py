@@ -3,13 +3,16 @@
     bash benchmarks/gpu_suite.sh            # on the GPU machine, from the source tree
 
 Each fixture is copied into a fresh git repository (apply needs one). Consent
-mechanisms that the GPU issue asks to exercise are allowed explicitly; MathDx is
-measured and planned only (its builds take minutes).
+mechanisms that the GPU issue asks to exercise are allowed explicitly, except
+MathDx: apply measures it both ways (build and steady-state kernel time) and
+offers it, which is what the table shows. `WARP_FIX_SUITE_OUT=DIR` also writes
+the reports, plans, ledgers and rows there.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,15 +21,18 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = {
-    "gpu_block_dims": ("raster", True),
-    "gpu_overloads": ("blend", True),
-    "gpu_tile_backward": ("mlp", True),
-    "gpu_serial": ("stages", True),
-    "gpu_dominant": ("solver", True),
-    "gpu_mathdx": ("spectra", False),
+FIXTURES = {  # name: (package, run apply, measure kernel time)
+    "gpu_block_dims": ("raster", True, False),
+    "gpu_overloads": ("blend", True, False),
+    "gpu_tile_backward": ("mlp", True, False),
+    "gpu_serial": ("stages", True, False),
+    "gpu_dominant": ("solver", True, False),
+    "gpu_mathdx": ("spectra", True, True),
 }
 ALLOW = ["serial-builds", "unused-backward", "late-module-options"]
+# The tile fixture's cold build takes about a minute a run: apply tries only the mechanism the GPU issue
+# asks about, so that one device call (10 minutes) holds its measure, plan and apply.
+ONLY = {"gpu_tile_backward": ["unused-backward"]}
 
 
 def warp_fix(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -42,11 +48,14 @@ def repository(name: str, parent: Path) -> Path:
     return repo
 
 
-def run_fixture(name: str, package: str, apply: bool, parent: Path) -> dict:
+def run_fixture(name: str, package: str, apply: bool, kernel_time: bool, parent: Path) -> dict:
     repo = repository(name, parent)
     command = ["--", sys.executable, "-m", package]
     started = time.perf_counter()
-    measured = warp_fix("measure", "--samples", "1", "--json", str(parent / f"{name}.json"), *command, cwd=repo)
+    timing = ["--kernel-time"] if kernel_time else []
+    measured = warp_fix(
+        "measure", "--samples", "1", *timing, "--json", str(parent / f"{name}.json"), *command, cwd=repo
+    )
     print(measured.stdout[-6000:], measured.stderr[-2000:], sep="\n", flush=True)
     planned = warp_fix("plan", "--from-report", str(parent / f"{name}.json"), "--json",
                        str(parent / f"{name}.plan.json"), cwd=repo)
@@ -64,17 +73,30 @@ def run_fixture(name: str, package: str, apply: bool, parent: Path) -> dict:
     row["fired"] = fired
     if apply and report:
         allow = [a for a in ALLOW if a in fired]
+        only = ["--only", *ONLY[name]] if name in ONLY else []
         applied = warp_fix("apply", "--branch", "wf/gpu", "--samples", "3", *(["--allow", *allow] if allow else []),
-                           *command, cwd=repo)
+                           *only, *command, cwd=repo)
         print(applied.stdout[-8000:], applied.stderr[-2000:], sep="\n", flush=True)
         ledger_file = repo / ".git" / "warp-fix" / "wf" / "gpu.json"
         if ledger_file.exists():
             ledger = json.loads(ledger_file.read_text())
             row["kept"] = [e["slug"] for e in ledger["entries"] if e["outcome"] == "kept"]
+            row["offered"] = [f"{e['slug']}: {e['reason']}" for e in ledger["entries"] if e["outcome"] == "offered"]
+            keep(ledger_file, f"{name}.ledger.json")
             total = ledger.get("total") or {}
             row["final"] = total
     row["seconds"] = round(time.perf_counter() - started, 1)
+    for suffix in (".json", ".plan.json"):
+        keep(parent / f"{name}{suffix}", f"{name}{suffix}")
     return row
+
+
+def keep(path: Path, name: str) -> None:
+    """Copy a result file to $WARP_FIX_SUITE_OUT, when set."""
+    out = os.environ.get("WARP_FIX_SUITE_OUT")
+    if out and path.exists():
+        Path(out).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(out) / name)
 
 
 def main() -> None:
@@ -82,14 +104,16 @@ def main() -> None:
     only = sys.argv[1:] or list(FIXTURES)
     rows = [run_fixture(name, *FIXTURES[name], parent) for name in only]
     print("\n| fixture | base cold module ms (n) | base compile elapsed ms | identities | LTO | fired | kept | "
-          "final (vs baseline) | s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "offered | final (vs baseline) | s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         final = r.get("final") or {}
         print(f"| {r['fixture']} | {r.get('base_cold', '?')} ({r.get('n', '?')}) | {r.get('base_elapsed', '?')} | "
               f"{r.get('base_ids', '?')} | {r.get('base_lto', '?')} | {', '.join(r['fired'])} | "
-              f"{', '.join(r.get('kept', [])) or '-'} | {json.dumps(final)[:300]} | {r['seconds']} |")
+              f"{', '.join(r.get('kept', [])) or '-'} | {'; '.join(r.get('offered', [])) or '-'} | "
+              f"{json.dumps(final)[:300]} | {r['seconds']} |")
     (parent / "rows.json").write_text(json.dumps(rows, indent=1))
+    keep(parent / "rows.json", "rows.json")
     print(f"\nrows: {parent / 'rows.json'}")
 
 

@@ -65,8 +65,28 @@ def test_tile_modules_link_lto_and_backward_is_turned_off_per_module(gpu):
     report, plan = gpu("gpu_tile_backward", "mlp")
     assert report.summary.lto_artifacts > 0
     assert [op.kind for op in report.trace.cache_ops] == ["clear_lto_cache"]
-    files = sorted(f.args["file"] for f in plan.fixes if f.codemod == "module_options")
+    files = sorted(f.args["file"] for f in plan.fixes if f.slug == "unused-backward")
     assert files == ["mlp/decoder.py", "mlp/encoder.py"]
+    linked = [b for b in report.trace.builds if b.lto_builds]
+    assert linked and all("dot" in b.lto_kinds for b in linked)
+    assert report.trace.cuda_toolkit
+
+
+def test_mathdx_module_is_timed_in_steady_state_and_planned_as_a_measured_consent_fix():
+    from warp_fix.plan import make_plan
+    from warp_fix.probe import measure
+
+    report = measure([PYTHON, "-m", "spectra"], FIXTURES / "gpu_mathdx", samples=1, kernel_timing=True)
+    (timed,) = [t for t in report.warm_trace.kernel_times if t.module == "spectra.gemm"]
+    assert timed.launches == 20 and timed.ms > 0
+    (build,) = [b for b in report.trace.builds if b.module == "spectra.gemm"]
+    assert build.lto_builds > 0 and build.lto_kinds == ["dot"]
+    plan = make_plan(report, FIXTURES / "gpu_mathdx")
+    finding = fired(plan, "mathdx-lto")
+    assert finding.status == "fired", finding.reason
+    (fix,) = [f for f in plan.fixes if f.slug == "mathdx-lto"]
+    assert fix.args == {"file": "spectra/gemm.py", "options": {"enable_mathdx_gemm": False}, "replace": True}
+    assert fix.safety == "consent" and fix.measure_kernels
 
 
 def test_serial_modules_offer_a_preload_with_the_ceiling(gpu):

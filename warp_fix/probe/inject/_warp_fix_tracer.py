@@ -22,6 +22,7 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -763,6 +764,7 @@ class KernelClock:
         self.host: dict[str, list] = {}  # module -> [ms, launches]
         self.seen: set = set()
         self.cuda_modules: dict[str, str] = {}  # mangled kernel name -> module
+        self.cuda_keys: dict[str, str] = {}  # kernel key -> module (a variant's mangled name has its own hash)
         self.cuda_started = False
         self.emitted = False
 
@@ -775,6 +777,7 @@ class KernelClock:
         if is_cuda:
             self._start_cuda()
             result = call()
+            self.cuda_keys[getattr(kernel, "key", "")] = module
             with contextlib.suppress(Exception):
                 self.cuda_modules[kernel.get_mangled_name()] = module
             return result
@@ -806,11 +809,20 @@ class KernelClock:
         if not self.cuda_started:
             return times
         for result in self.tracer.warp.timing_end(synchronize=True):
-            mangled = result.name.rsplit("_cuda_kernel_", 1)[0]
-            entry = times.setdefault(self.cuda_modules.get(mangled, ""), [0.0, 0])
+            entry = times.setdefault(self._module_of(result.name), [0.0, 0])
             entry[0] += float(result.elapsed)
             entry[1] += 1
         return times
+
+    def _module_of(self, name: str) -> str:
+        """Warp names a timed kernel "forward kernel <key>_<8 hex of the variant's hash>"."""
+        for prefix in ("forward kernel ", "backward kernel "):
+            if name.startswith(prefix):
+                name = name[len(prefix) :]
+        name = name.rsplit("_cuda_kernel_", 1)[0]
+        if name in self.cuda_modules:
+            return self.cuda_modules[name]
+        return self.cuda_keys.get(re.sub(r"_[0-9a-f]{8}$", "", name), "")
 
     def emit(self) -> None:
         if self.emitted:
