@@ -21,6 +21,28 @@ def write_app(directory: Path, source: str, name: str = "app.py") -> list[str]:
     return [PYTHON, name]
 
 
+# A module built twice: `shift` is defined after `scale` was launched (kernel-after-load).
+TWO_STAGE = """
+import warp as wp
+
+@wp.kernel
+def scale(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] * 2.0
+
+a = wp.ones(8, dtype=float, device="cpu")
+wp.launch(scale, dim=8, inputs=[a], device="cpu")
+
+@wp.kernel
+def shift(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] + 1.0
+
+wp.launch(shift, dim=8, inputs=[a], device="cpu")
+print("sum", a.numpy().sum())
+"""
+
+
 @pytest.fixture(scope="session")
 def measured():
     """measured(fixture_name, samples=1) -> Report, measured once per session and shared."""

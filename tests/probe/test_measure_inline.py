@@ -7,28 +7,8 @@ import sys
 
 import pytest
 
-from tests.conftest import PYTHON, write_app
+from tests.conftest import PYTHON, TWO_STAGE, write_app
 from warp_fix.probe import BaselineFailed, ProbeError, measure
-
-TWO_STAGE = """
-import warp as wp
-
-@wp.kernel
-def scale(a: wp.array(dtype=float)):
-    i = wp.tid()
-    a[i] = a[i] * 2.0
-
-a = wp.ones(8, dtype=float, device="cpu")
-wp.launch(scale, dim=8, inputs=[a], device="cpu")
-
-@wp.kernel
-def shift(a: wp.array(dtype=float)):
-    i = wp.tid()
-    a[i] = a[i] + 1.0
-
-wp.launch(shift, dim=8, inputs=[a], device="cpu")
-print("sum", a.numpy().sum())
-"""
 
 
 @pytest.fixture(scope="module")

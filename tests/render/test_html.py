@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, REPO, write_app
+from tests.conftest import PYTHON, REPO, TWO_STAGE, write_app
 from warp_fix.apply.review import BranchLog, CommitRow
 from warp_fix.findings import Finding
 from warp_fix.plan import Fix, Plan
@@ -229,30 +229,10 @@ def test_page_renders_in_headless_chromium(tmp_path):
 
 # --- the command line -----------------------------------------------------------------------------------------
 
-TWO_KERNELS = """
-import warp as wp
-
-@wp.kernel
-def scale(a: wp.array(dtype=float)):
-    i = wp.tid()
-    a[i] = a[i] * 2.0
-
-a = wp.ones(8, dtype=float, device="cpu")
-wp.launch(scale, dim=8, inputs=[a], device="cpu")
-
-@wp.kernel
-def shift(a: wp.array(dtype=float)):
-    i = wp.tid()
-    a[i] = a[i] + 1.0
-
-wp.launch(shift, dim=8, inputs=[a], device="cpu")
-print("sum", a.numpy().sum())
-"""
-
 
 @pytest.mark.slow
 def test_measure_html_writes_a_page_with_one_bar_per_build(tmp_path):
-    command = write_app(tmp_path, TWO_KERNELS)
+    command = write_app(tmp_path, TWO_STAGE)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
         [PYTHON, "-m", "warp_fix", "measure", "--html", "out.html", "--samples", "1", "--", *command],

@@ -14,8 +14,7 @@ from pathlib import Path
 from warp_fix.apply.budget import Step, decisive, next_step
 from warp_fix.compare import Comparison
 from warp_fix.probe import measure
-from warp_fix.probe.measure import kernel_stat
-from warp_fix.probe.stats import stat
+from warp_fix.probe.measure import timing_stats
 from warp_fix.report import Output, Report, Summary
 
 Progress = Callable[[str], None]
@@ -130,13 +129,4 @@ def merge_reports(reports: list[Report]) -> Report:
 def _summary(first: Summary | None, good) -> Summary | None:
     if first is None or not good:
         return first
-    return dataclasses.replace(
-        first,
-        cold_module_ms=stat([s.cold_module_ms for s in good]),
-        native_compile_ms=stat([s.native_compile_ms for s in good]),
-        cold_wall_ms=stat([s.cold_wall_ms for s in good]),
-        warm_wall_ms=stat([s.warm_wall_ms for s in good]),
-        compile_elapsed_ms=stat([s.cold_wall_ms - s.warm_wall_ms for s in good]),
-        warm_module_ms=stat([s.warm_module_ms for s in good]),
-        kernel_ms=kernel_stat(good),
-    )
+    return dataclasses.replace(first, **timing_stats(good))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from warp_fix.process_group import die_with_parent, kill_group
 
 TAIL_CHARS = 2000
 
@@ -25,7 +25,7 @@ class TestRun:
 
 
 def run_tests(command: str, cwd: Path, timeout: float | None = None) -> TestRun:
-    """Run `command` in its own process group; the whole group is killed on timeout or Ctrl-C."""
+    """Run `command` in its own process group; the group is killed on timeout, Ctrl-C or warp-fix's death."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         command,
@@ -35,25 +35,19 @@ def run_tests(command: str, cwd: Path, timeout: float | None = None) -> TestRun:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=die_with_parent,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
     )
     try:
         out, _ = proc.communicate(timeout=timeout)
         code: int | None = proc.returncode
     except subprocess.TimeoutExpired:
-        _kill(proc)
+        kill_group(proc)
         out, code = proc.communicate()[0], None
     except BaseException:
-        _kill(proc)
+        kill_group(proc)
         raise
     text = out.decode("utf-8", "replace")
     if code is None:
         text += f"\n(timed out after {timeout:g} s)"
     return TestRun(command, code == 0, code, round(time.perf_counter() - start, 2), text[-TAIL_CHARS:])
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=10)

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from warp_fix.diagnose.common import Inputs, fired, ruled_out, runtime
 from warp_fix.findings import Finding
+from warp_fix.probe.inject._warp_fix_tracer import CREATION_TIME_OPTIONS  # the tracer's own list
 
 SLUG = "config-after-import"
 TITLE = "a wp.config setting made after the modules it should reach were created (silently ignored)"
-CREATION_TIME = (
-    "enable_backward",
-    "max_unroll",
-    "lineinfo",
-    "deterministic",
-    "deterministic_max_records",
-    "compile_time_trace",
-)
 
 
 def diagnose(inputs: Inputs) -> Finding:
@@ -25,7 +18,7 @@ def diagnose(inputs: Inputs) -> Finding:
             continue
         for key, value in change.values.items():
             stale = [m for m in change.modules_existing if not m.startswith("warp.")]
-            if key in CREATION_TIME and stale:
+            if key in CREATION_TIME_OPTIONS and stale:
                 evidence.append(
                     runtime(
                         f"wp.config.{key} = {value!r} after {', '.join(stale)} existed", change.site, inputs

@@ -196,25 +196,27 @@ def _summary(good: list[RunPair]) -> Summary:
     samples = [p.sample for p in good]
     first = good[0]
     return Summary(
-        cold_module_ms=stat([s.cold_module_ms for s in samples]),
-        native_compile_ms=stat([s.native_compile_ms for s in samples]),
-        cold_wall_ms=stat([s.cold_wall_ms for s in samples]),
-        warm_wall_ms=stat([s.warm_wall_ms for s in samples]),
-        compile_elapsed_ms=stat([s.cold_wall_ms - s.warm_wall_ms for s in samples]),
-        warm_module_ms=stat([s.warm_module_ms for s in samples]),
+        **timing_stats(samples),
         identities=first.sample.identities,
         modules=len({b.module for b in first.cold_trace.builds}),
         generated_source_bytes=first.sample.generated_source_bytes,
         lto_artifacts=first.sample.lto_artifacts,
         warm_builds=first.sample.warm_builds,
-        kernel_ms=kernel_stat(samples),
     )
 
 
-def kernel_stat(samples: list[Sample]) -> Stat | None:
-    """Steady-state kernel time over the samples that recorded it (None when kernel timing was off)."""
-    values = [s.kernel_ms for s in samples if s.kernel_ms is not None]
-    return stat(values) if values else None
+def timing_stats(samples: list[Sample]) -> dict[str, Stat | None]:
+    """The Summary's timing fields over good samples (kernel time: None when kernel timing was off)."""
+    kernel = [s.kernel_ms for s in samples if s.kernel_ms is not None]
+    return {
+        "cold_module_ms": stat([s.cold_module_ms for s in samples]),
+        "native_compile_ms": stat([s.native_compile_ms for s in samples]),
+        "cold_wall_ms": stat([s.cold_wall_ms for s in samples]),
+        "warm_wall_ms": stat([s.warm_wall_ms for s in samples]),
+        "compile_elapsed_ms": stat([s.cold_wall_ms - s.warm_wall_ms for s in samples]),
+        "warm_module_ms": stat([s.warm_module_ms for s in samples]),
+        "kernel_ms": stat(kernel) if kernel else None,
+    }
 
 
 def _warnings(pairs: list[RunPair], good: list[RunPair], first: RunPair) -> list[str]:

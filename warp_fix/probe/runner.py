@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -13,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warp_fix.probe.output import OutputDigest, Tail
+from warp_fix.process_group import die_with_parent, kill_group
 
 INJECT_DIR = Path(__file__).with_name("inject")
 
@@ -89,7 +88,7 @@ def run_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
     except FileNotFoundError as exc:
         raise ProbeError(f"command not found: {command[0]}") from exc
@@ -108,7 +107,7 @@ def run_process(
         timed_out = True
     finally:
         if proc.poll() is None or timed_out:
-            _kill_group(proc)
+            kill_group(proc)
         for reader in readers:
             reader.join(timeout=10)
     wall_ms = (time.perf_counter() - start) * 1000.0
@@ -123,24 +122,7 @@ def run_process(
     )
 
 
-def _die_with_parent() -> None:
-    """Linux: the measured command is killed if warp-fix itself is killed (SIGKILL leaves no orphan)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def _pump(stream, sink) -> None:
     with stream:
         for chunk in iter(lambda: stream.read1(1 << 16), b""):
             sink(chunk)
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=10)
