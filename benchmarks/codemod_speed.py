@@ -67,6 +67,7 @@ def generate(lines: int) -> tuple[str, dict[str, dict]]:
         "def main():",
         "    wp.config.enable_backward = False",
         "    wp.config.kernel_cache_dir = tempfile.mkdtemp()",
+        '    f = make_f(module="unique")',
         '    wp.load_module(device="cpu", max_workers=4)',
         "    wp.launch(k0, dim=1, inputs=[None, None])",
         "",
@@ -76,6 +77,7 @@ def generate(lines: int) -> tuple[str, dict[str, dict]]:
     config_line = src_lines.index("    wp.config.enable_backward = False") + 1
     cache_line = src_lines.index("    wp.config.kernel_cache_dir = tempfile.mkdtemp()") + 1
     launch_line = src_lines.index("    wp.launch(k0, dim=1, inputs=[None, None])") + 1
+    factory_line = src_lines.index('    f = make_f(module="unique")') + 1
     kernels = [f"k{j}" for j in range(i)]
     args = {
         "hoist_options": {"function": "setup"},
@@ -92,6 +94,7 @@ def generate(lines: int) -> tuple[str, dict[str, dict]]:
         "preload": {"modules": ["g0", "g1"], "device": "cuda:0", "before_line": launch_line},
         "cpu_max_workers": {},
         "module_options": {"options": {"enable_backward": False}},
+        "call_site_argument": {"line": factory_line, "callee": "make_f", "keyword": "module", "value": "fac"},
     }
     return source, args
 

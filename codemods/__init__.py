@@ -11,13 +11,15 @@ and from Python through `apply_codemod` / `transform_source` (see docs/codemods.
 from __future__ import annotations
 
 import pathlib
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 
-from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
+from ._base import Arg, CodemodRefused, Example, Note, Refusal, WarpCodemod
 from ._partial import reduce_source
+from .call_site_argument import CallSiteArgument
 from .config_at_entry import ConfigAtEntry
 from .cpu_max_workers import CpuMaxWorkers
 from .drop_unique import DropUnique
@@ -44,6 +46,7 @@ REGISTRY: dict[str, type[WarpCodemod]] = {
         Preload,
         CpuMaxWorkers,
         ModuleOptions,
+        CallSiteArgument,
     )
 }
 
@@ -55,46 +58,63 @@ def _command(name: str) -> type[WarpCodemod]:
         raise CodemodRefused(f"unknown codemod {name!r}; known: {sorted(REGISTRY)}") from None
 
 
-def _run(cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None) -> str:
+def _run(
+    cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None
+) -> tuple[str, list[Note]]:
     """Run on the reduced module of a large file when that round-trips exactly; else on the whole file."""
     reduced = reduce_source(source, cls.focus(kwargs))
     if reduced is not None:
         try:
-            restored = reduced.restore(_transform(cls, reduced.text, kwargs, filename, reduced.elided_text))
+            text, notes = _transform(cls, reduced.text, kwargs, filename, reduced.elided_text)
+            restored = reduced.restore(text)
         except CodemodRefused:
             restored = None  # refuse (or not) on the whole file, so the message names real code
         if restored is not None:
-            return restored
+            return restored, notes
     return _transform(cls, source, kwargs, filename)
 
 
 def _transform(
     cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None, elided_text: str = ""
-) -> str:
+) -> tuple[str, list[Note]]:
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise CodemodRefused(f"{cls.NAME}: {filename or 'source'} does not parse: {exc.message}") from None
     command = cls(CodemodContext(filename=filename), **kwargs)
     command.elided_text = elided_text
-    return command.code_of(command.transform_module(tree))
+    return command.code_of(command.transform_module(tree)), command.notes
 
 
 def transform_source(name: str, source: str, args: dict[str, Any]) -> str:
     """Pure: the source text after codemod `name` with `args` (file keys in `args` are ignored)."""
+    return transform_source_with_notes(name, source, args)[0]
+
+
+def transform_source_with_notes(name: str, source: str, args: dict[str, Any]) -> tuple[str, list[Note]]:
+    """`transform_source`, and the notes the codemod reports (leftovers for the commit body)."""
     cls = _command(name)
     return _run(cls, source, cls.source_args(args), None)
 
 
-def apply_codemod(name: str, root: pathlib.Path, args: dict[str, Any]) -> list[pathlib.Path]:
+@dataclass
+class CodemodResult:
+    """What `run_codemod` did: the files it changed, and what it reports for the commit body."""
+
+    changed: list[pathlib.Path] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # each with `file` set, relative to the root
+
+
+def run_codemod(name: str, root: pathlib.Path, args: dict[str, Any]) -> CodemodResult:
     """Apply codemod `name` to files under repo `root`; args are JSON-able (file paths relative to root).
 
-    Returns the files changed (empty if nothing to change: idempotent). Raises CodemodRefused; when it
+    `changed` is empty if nothing was left to change (idempotent). Raises CodemodRefused; when it
     does, no file has been written.
     """
     cls = _command(name)
     root = pathlib.Path(root).resolve()
     results: list[tuple[pathlib.Path, str]] = []
+    notes: list[Note] = []
     for rel, kwargs in cls.split_by_file(args).items():
         path = (root / rel).resolve()
         if not path.is_relative_to(root):
@@ -102,22 +122,32 @@ def apply_codemod(name: str, root: pathlib.Path, args: dict[str, Any]) -> list[p
         if not path.is_file():
             raise CodemodRefused(f"{name}: no such file {rel}")
         source = path.read_text(encoding="utf-8")
-        new = _run(cls, source, kwargs, str(path))
+        new, file_notes = _run(cls, source, kwargs, str(path))
+        notes += [replace(n, file=rel) for n in file_notes]
         if new != source:
             compile(new, str(path), "exec")
             results.append((path, new))
     for path, new in results:
         path.write_text(new, encoding="utf-8")
-    return [path for path, _ in results]
+    return CodemodResult([path for path, _ in results], notes)
+
+
+def apply_codemod(name: str, root: pathlib.Path, args: dict[str, Any]) -> list[pathlib.Path]:
+    """`run_codemod(...).changed`: the files changed (empty if nothing to change)."""
+    return run_codemod(name, root, args).changed
 
 
 __all__ = [
     "REGISTRY",
     "Arg",
     "CodemodRefused",
+    "CodemodResult",
     "Example",
+    "Note",
     "Refusal",
     "WarpCodemod",
     "apply_codemod",
+    "run_codemod",
     "transform_source",
+    "transform_source_with_notes",
 ]

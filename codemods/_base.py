@@ -28,6 +28,21 @@ class Example:
     after: str
     args: dict[str, Any]
     title: str = ""
+    #: the messages of the notes the codemod reports on `before` (see `Note`)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the edit made stale and left in place, or cleaned up on the side (an import it removed):
+    facts for the commit body, since the change itself does not show them.
+
+    kind: "unused-parameter" | "stale-docstring" | "removed-import" | "removed-helper" | "kept-helper"
+    """
+
+    kind: str
+    message: str
+    file: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,7 @@ class WarpCodemod(CodemodCommand):
                     raise CodemodRefused(f"{self.NAME}: missing required argument {a.name!r}")
                 value = a.default
             self.args[a.name] = value
+        self.notes: list[Note] = []
 
     @classmethod
     def add_args(cls, arg_parser: argparse.ArgumentParser) -> None:  # type: ignore[override]
@@ -147,6 +163,11 @@ class WarpCodemod(CodemodCommand):
 
     def refuse(self, message: str) -> CodemodRefused:
         return CodemodRefused(f"{self.NAME}: {message}")
+
+    def note(self, kind: str, message: str) -> None:
+        """Reports a leftover (see `Note`) once."""
+        if all(n.message != message for n in self.notes):
+            self.notes.append(Note(kind, message))
 
 
 def _starts_with_blank_line(tree: cst.Module) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import libcst as cst
 
 from ._base import Arg, Example, Refusal, WarpCodemod
@@ -12,6 +14,7 @@ from ._cst import (
     header_end,
     imported_module,
     insert_at,
+    is_import_line,
     literal_value,
     parse_stmt,
     py_literal,
@@ -29,7 +32,17 @@ def _imports_warp_module(stmt: cst.BaseStatement) -> bool:
 
 
 def _reaches(stmt: cst.BaseStatement, target: str) -> bool:
-    """True when the import line imports `target` or a module inside/above it."""
+    """True when the import line imports `target` or a module inside/above it; a relative import
+    (`from .sim import simulate`) reaches `pkg.sim` when its dotted path ends the target's."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.ImportFrom) and small.relative:
+            base = code(small.module) if small.module is not None else ""
+            names = [] if isinstance(small.names, cst.ImportStar) else [code(a.name) for a in small.names]
+            paths = [p.strip(".") for p in [base, *(f"{base}.{n}" for n in names)] if p.strip(".")]
+            if any(target == p or target.endswith("." + p) for p in paths):
+                return True
     return any(
         mod == target or mod.startswith(target + ".") or target.startswith(mod + ".")
         for mod in imported_module(stmt)
@@ -37,21 +50,77 @@ def _reaches(stmt: cst.BaseStatement, target: str) -> bool:
     )
 
 
+def _is_relative_import(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.ImportFrom) and s.relative for s in stmt.body
+    )
+
+
+def _first_project_import(body: list[cst.BaseStatement], target: str | None) -> int | None:
+    """Index of the import the setting must precede: the first that reaches `target`, else the first
+    relative import (a project import, which may create Warp modules), else None."""
+    if target:
+        hit = next((i for i, s in enumerate(body) if _reaches(s, target)), None)
+        if hit is not None:
+            return hit
+    return next((i for i, s in enumerate(body) if _is_relative_import(s)), None)
+
+
+def _is_project_import(stmt: cst.BaseStatement, target: str | None) -> bool:
+    """A relative import, or an import of the target's top-level package."""
+    if not is_import_line(stmt):
+        return False
+    if _is_relative_import(stmt):
+        return True
+    root = (target or "").split(".")[0]
+    return bool(root) and any(m.split(".")[0] == root for m in imported_module(stmt))
+
+
+def _is_third_party_import(stmt: cst.BaseStatement) -> bool:
+    """An absolute import of a package outside the standard library (isort's third-party section)."""
+    modules = imported_module(stmt)
+    return (
+        is_import_line(stmt)
+        and not _is_relative_import(stmt)
+        and bool(modules)
+        and all(m.split(".")[0] not in sys.stdlib_module_names for m in modules)
+    )
+
+
+def _with_blank_line(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    """`stmt` separated from what precedes it by a blank line (isort's section break), comments kept."""
+    if any(line.comment is None for line in stmt.leading_lines):
+        return stmt
+    return stmt.with_changes(leading_lines=[cst.EmptyLine(), *stmt.leading_lines])
+
+
 class ConfigAtEntry(WarpCodemod):
     """Puts `wp.config.<name> = <value>` in the entry-point file right after `import warp as wp`,
     so every Warp module created by later imports captures it (options such as `enable_backward`
     are copied from `wp.config` when a module is created; a later assignment is silently ignored).
 
+    Placement, in one edit, as isort/ruff would leave the imports: the setting goes directly after
+    `import warp as wp`, and both come before the first import that creates Warp modules: the first
+    import of `before_import` (absolute, or relative such as `from .sim import ...` for "pkg.sim"),
+    else the file's first relative import; more precisely before the run of project imports holding it
+    (relative imports and imports of `before_import`'s top-level package), which then starts after a
+    blank line. A new (or moved-up) `import warp as wp` joins a third-party import block right
+    before it, or gets a blank line after stdlib imports. An `import warp` followed only by
+    third-party imports moves down to the end of them; one further up stays, the setting right
+    after it. With no such import, the setting goes after `import warp` (or, with no
+    `import warp`, both go after the import header).
+
     A late assignment (given by `line`, possibly inside a function) is moved, not duplicated; an
-    assignment already in place is left alone. When `import warp` comes after the first import of
-    `before_import`, the `import warp` line moves up to just before that import.
+    assignment already in place is left alone. When `import warp` comes after the target import, the
+    `import warp` line moves up.
 
     args:
       file (str): the entry-point file (relative to the repo root).
       name (str): the `wp.config` attribute, e.g. "enable_backward".
       value (JSON value): the value to assign, e.g. false.
-      before_import (str, optional): dotted module the setting must reach, e.g. "pkg.sim"; the
-        assignment must precede its first top-level import.
+      before_import (str, optional): dotted module the setting must reach, e.g. "pkg.sim" (the first
+        project module whose import creates Warp modules); the assignment precedes its first
+        top-level import (see Placement).
       line (int, optional): line of a late `wp.config.<name> = ...` assignment to move.
 
     Refuses when the late assignment on `line` is missing or assigns another value, when another
@@ -84,7 +153,32 @@ class ConfigAtEntry(WarpCodemod):
             title="import warp comes after the library import: it moves up",
             args={"file": "app.py", "name": "enable_backward", "value": False, "before_import": "mysim"},
             before="import mysim\nimport warp as wp\n\nmysim.run()\n",
-            after="import warp as wp\nwp.config.enable_backward = False\nimport mysim\n\nmysim.run()\n",
+            after="import warp as wp\nwp.config.enable_backward = False\n\nimport mysim\n\nmysim.run()\n",
+        ),
+        Example(
+            title="a package's __main__.py: before its first relative import, in isort's sections",
+            args={"file": "pkg/__main__.py", "name": "enable_backward", "value": False, "before_import": "pkg.sim"},
+            before=(
+                '"""python -m pkg"""\n\nimport argparse\n\nfrom .sim import simulate\n\n\n'
+                "def main():\n    simulate(argparse.ArgumentParser().parse_args())\n"
+            ),
+            after=(
+                '"""python -m pkg"""\n\nimport argparse\n\nimport warp as wp\nwp.config.enable_backward = False\n\n'
+                "from .sim import simulate\n\n\n"
+                "def main():\n    simulate(argparse.ArgumentParser().parse_args())\n"
+            ),
+        ),
+        Example(
+            title="a script: warp joins the third-party imports, the project's import comes after the setting",
+            args={"file": "run.py", "name": "enable_backward", "value": False, "before_import": "mypkg"},
+            before=(
+                "import os\n\nimport numpy as np\nimport mypkg\nfrom mypkg import io\n\n"
+                "mypkg.run(np.zeros(3), os.getcwd())\n"
+            ),
+            after=(
+                "import os\n\nimport numpy as np\nimport warp as wp\nwp.config.enable_backward = False\n\n"
+                "import mypkg\nfrom mypkg import io\n\nmypkg.run(np.zeros(3), os.getcwd())\n"
+            ),
         ),
         Example(
             title="already in place: no change",
@@ -119,29 +213,48 @@ class ConfigAtEntry(WarpCodemod):
         body = list(tree.body)
         warp_index = next((i for i, s in enumerate(body) if _imports_warp_module(s)), None)
         target = self.args["before_import"]
-        target_index = next((i for i, s in enumerate(body) if target and _reaches(s, target)), None)
-        limit = target_index if target_index is not None else len(body)
+        target_index = _first_project_import(body, target)
+        if target_index is None:
+            at = len(body) if warp_index is not None else header_end(tree, warp)
+        else:  # before the whole block of project imports that holds the target (isort's first-party section)
+            at = target_index
+            while at > 0 and _is_project_import(body[at - 1], target):
+                at -= 1
 
-        if warp_index is not None and warp_index < limit:
-            for stmt in body[warp_index + 1 : limit]:
+        between = body[warp_index + 1 : at] if warp_index is not None and warp_index < at else []
+        if warp_index is not None and warp_index < at:
+            for stmt in between:
                 if config_target(stmt, warp) == name:
                     return tree  # already in place (value checked by _late_assignments)
+        movable = target_index is not None and between and all(_is_third_party_import(s) for s in between)
+        if warp_index is not None and warp_index < at and not movable:
+            if warp_index + 1 == at and target_index is not None:
+                body[at] = _with_blank_line(body[at])
             return tree.with_changes(body=insert_at(body, warp_index + 1, [wanted]))
 
         if warp_index is None:
-            index = target_index if target_index is not None else header_end(tree, warp)
-            new_import = parse_stmt(f"import warp as {alias}" if alias != "warp" else "import warp")
-            return tree.with_changes(body=insert_at(body, index, [new_import, wanted]))
-
-        # `import warp` comes after the import the setting must reach: move it up.
-        warp_line = body[warp_index]
-        assert isinstance(warp_line, cst.SimpleStatementLine) and target_index is not None
-        if len(warp_line.body) != 1 or len(warp_line.body[0].names) != 1:  # type: ignore[attr-defined]
-            raise self.refuse(f"`{code(warp_line).strip()}` imports more than warp; cannot move it up")
-        del body[warp_index]
-        moved = warp_line.with_changes(leading_lines=body[target_index].leading_lines)
-        body[target_index] = body[target_index].with_changes(leading_lines=[])
-        return tree.with_changes(body=insert_at(body, target_index, [moved, wanted]))
+            warp_line: cst.BaseStatement = parse_stmt(f"import warp as {alias}" if alias != "warp" else "import warp")
+        else:  # move `import warp` to the end of the third-party imports, right before the project's
+            warp_line = body[warp_index]
+            assert isinstance(warp_line, cst.SimpleStatementLine)
+            if len(warp_line.body) != 1 or len(warp_line.body[0].names) != 1:  # type: ignore[attr-defined]
+                raise self.refuse(f"`{code(warp_line).strip()}` imports more than warp; cannot move it")
+            if warp_index + 1 < len(body):
+                follower = body[warp_index + 1]
+                body[warp_index + 1] = follower.with_changes(
+                    leading_lines=[*warp_line.leading_lines, *follower.leading_lines]
+                )
+            del body[warp_index]
+            if warp_index < at:
+                at -= 1
+        if target_index is None:
+            return tree.with_changes(body=insert_at(body, at, [warp_line, wanted]))
+        # isort's sections: the warp import joins a third-party block right before it, else a blank line
+        # separates it; the project imports after the setting start a section of their own.
+        joins = at == 0 or _is_third_party_import(body[at - 1])
+        warp_line = warp_line.with_changes(leading_lines=[] if joins else [cst.EmptyLine()])
+        body[at] = _with_blank_line(body[at])
+        return tree.with_changes(body=insert_at(body, at, [warp_line, wanted]))
 
     def _late_assignments(self, tree: cst.Module, warp: WarpImports) -> list[cst.BaseSmallStatement]:
         """Assignments to remove: the one on `line`, and conflicting-position top-level duplicates."""
@@ -193,11 +306,9 @@ class ConfigAtEntry(WarpCodemod):
     def _in_place(self, tree: cst.Module, warp: WarpImports) -> cst.BaseStatement | None:
         """The top-level assignment already between `import warp` and the target import, if any."""
         body = list(tree.body)
-        target = self.args["before_import"]
+        limit = _first_project_import(body, self.args["before_import"])
         seen_warp = False
-        for stmt in body:
-            if target and _reaches(stmt, target):
-                return None
+        for stmt in body[:limit]:
             if _imports_warp_module(stmt):
                 seen_warp = True
             elif seen_warp and config_target(stmt, warp) == self.args["name"]:

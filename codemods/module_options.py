@@ -1,35 +1,82 @@
-"""module_options: set options of one file's Warp module at module scope (CS-10, per module)."""
+"""module_options: set options of a Warp module where Warp reads them, before any load (CS-10, CS-7).
+
+Three kinds of module, three places (warp-lang 1.19): a file's own module takes a module-scope
+`wp.set_module_options({...})`; a string-named module takes `wp.set_module_options({...}, module="name")`;
+a `module="unique"` kernel takes `module_options={...}` in its `wp.kernel` decorator or call.
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
 import libcst as cst
 
 from ._base import Arg, Example, Refusal, WarpCodemod
-from ._cst import WarpImports, header_end, insert_at, literal_value, parse_stmt, py_literal, single_call
+from ._cst import (
+    WarpImports,
+    code,
+    find_functions,
+    header_end,
+    insert_at,
+    is_string,
+    kernel_decorator,
+    keyword,
+    literal_value,
+    parse_stmt,
+    py_literal,
+    replace_nodes,
+    single_call,
+    with_blank_line_before,
+    with_keyword,
+)
+from ._partial import Focus
+
+_LOADS = ("launch", "launch_tiled", "load_module", "force_load")
 
 
 class ModuleOptions(WarpCodemod):
-    """Adds `wp.set_module_options({...})` at module scope, right after the import header, so the file's
-    module is created and first built with these options (e.g. `enable_backward` off for a forward-only
-    tile module: the per-kernel flag still links adjoint GEMMs, the module option does not).
+    """Sets literal options of one Warp module at the place Warp reads them, so the module is first
+    built with them (e.g. `enable_backward` off for a forward-only tile module: the per-kernel flag
+    still links adjoint GEMMs, the module option does not; or a MathDx switch).
+
+    Which module, and where the options go:
+      - neither `module` nor `kernel`: the file's own module (the Python module's name):
+        `wp.set_module_options({...})` right after the file's import header.
+      - `module`: a string-named module (`@wp.kernel(module="solver.prepare")`):
+        `wp.set_module_options({...}, module="solver.prepare")` at module scope right after the last
+        top-level kernel of that module in the file (right after the import header when the file
+        defines its kernels only inside functions). For a module spanning several files the caller
+        names one of them; a call already present in that file counts.
+      - `kernel`: a `module="unique"` kernel: `module_options={...}` is added to (or merged into) its
+        `@wp.kernel(module="unique", ...)` decorator or its `wp.kernel(fn, module="unique", ...)` call.
 
     args:
-      file (str): the file that owns the module (relative to the repo root).
-      options (dict): literal options, e.g. {"enable_backward": false}.
+      file (str): the file (relative to the repo root): the one that owns the module, that defines
+        the named module's kernels, or that defines the unique kernel.
+      options (dict): literal options, e.g. {"enable_backward": false} or {"enable_mathdx_gemm": false}.
+      replace (bool, optional): change a key that is already set to another value, in place (e.g.
+        `enable_mathdx_gemm` forced on); without it such a conflict is refused. Default false.
+      module (str, optional): the string-named Warp module, e.g. "solver.prepare".
+      kernel (str, optional): the function name of a `module="unique"` kernel (its def, or the
+        function passed to `wp.kernel(fn, ...)`).
 
-      replace (bool): change a key that a module-scope call sets to another value, in place (e.g.
-        `enable_mathdx_gemm` forced on); without it such a conflict is refused.
-
-    A module-scope `set_module_options` call that already sets the same values is left alone (idempotent).
+    Options already set to the same values are left alone (idempotent). Refuses when `options` is not
+    a non-empty dict; when `module` and `kernel` are both given or `module` is "unique"; when the file
+    defines no kernel of `module`, or a module-scope launch or load (`wp.launch` of one of its
+    kernels, any `wp.load_module` / `wp.force_load`) comes before the place the options would go;
+    when `kernel` is not found, found more than once, is not declared with `module="unique"` (Warp
+    raises ValueError for `module_options` without it) or its `module_options` is not a dict literal.
     """
 
     NAME = "module_options"
-    DESCRIPTION = "Set a file's Warp module options at module scope, before any kernel can load."
+    DESCRIPTION = "Set a Warp module's options (file, string-named or unique kernel) before it can load."
     ARGS = (
         Arg("options", "json", "literal module options", required=True),
-        Arg("replace", "json", "change a conflicting module-scope value in place (true/false)", default=False),
+        Arg("replace", "json", "change a conflicting value in place (true/false)", default=False),
+        Arg("module", "str", 'string-named Warp module, e.g. "solver.prepare"'),
+        Arg("kernel", "str", 'function name of a module="unique" kernel'),
     )
     EXAMPLES = (
         Example(
@@ -47,6 +94,53 @@ class ModuleOptions(WarpCodemod):
             before='import warp as wp\n\nwp.set_module_options({"enable_mathdx_gemm": True, "max_unroll": 4})\n',
             after='import warp as wp\n\nwp.set_module_options({"enable_mathdx_gemm": False, "max_unroll": 4})\n',
         ),
+        Example(
+            title="a string-named module: after its last kernel in the file",
+            args={"file": "solver/prepare.py", "options": {"enable_backward": False}, "module": "solver.prepare"},
+            before=(
+                "import warp as wp\n\n\n"
+                '@wp.kernel(module="solver.prepare")\ndef clear(x: wp.array(dtype=float)):\n'
+                "    x[wp.tid()] = 0.0\n\n\n"
+                '@wp.kernel(module="solver.prepare")\ndef fill(x: wp.array(dtype=float), v: float):\n'
+                "    x[wp.tid()] = v\n\n\n"
+                "def prepare(x):\n    wp.launch(clear, dim=x.shape, inputs=[x])\n"
+            ),
+            after=(
+                "import warp as wp\n\n\n"
+                '@wp.kernel(module="solver.prepare")\ndef clear(x: wp.array(dtype=float)):\n'
+                "    x[wp.tid()] = 0.0\n\n\n"
+                '@wp.kernel(module="solver.prepare")\ndef fill(x: wp.array(dtype=float), v: float):\n'
+                "    x[wp.tid()] = v\n\n\n"
+                'wp.set_module_options({"enable_backward": False}, module="solver.prepare")\n\n\n'
+                "def prepare(x):\n    wp.launch(clear, dim=x.shape, inputs=[x])\n"
+            ),
+        ),
+        Example(
+            title="a unique kernel: module_options in its decorator",
+            args={"file": "tiles.py", "options": {"enable_backward": False}, "kernel": "tile_gemm"},
+            before=(
+                "import warp as wp\n\n\n"
+                '@wp.kernel(module="unique")\ndef tile_gemm(a: wp.array2d(dtype=float)):\n    pass\n'
+            ),
+            after=(
+                "import warp as wp\n\n\n"
+                '@wp.kernel(module="unique", module_options={"enable_backward": False})\n'
+                "def tile_gemm(a: wp.array2d(dtype=float)):\n    pass\n"
+            ),
+        ),
+        Example(
+            title="a unique kernel made by a factory's wp.kernel call: merged into its module_options",
+            args={"file": "tiles.py", "options": {"enable_mathdx_gemm": False}, "kernel": "gemm"},
+            before=(
+                "import warp as wp\n\n\ndef make(gemm):\n"
+                '    return wp.kernel(gemm, module="unique", module_options={"fast_math": True})\n'
+            ),
+            after=(
+                "import warp as wp\n\n\ndef make(gemm):\n"
+                '    return wp.kernel(gemm, module="unique", module_options={"fast_math": True, '
+                '"enable_mathdx_gemm": False})\n'
+            ),
+        ),
     )
     REFUSALS = (
         Refusal(
@@ -54,53 +148,286 @@ class ModuleOptions(WarpCodemod):
             args={"options": {"enable_backward": False}},
             reason="already sets enable_backward",
         ),
+        Refusal(
+            before=(
+                'import warp as wp\n\n\n@wp.kernel(module="prep")\ndef a(x: float):\n    pass\n\n\n'
+                'wp.launch(a, dim=1, inputs=[1.0])\n\n\n@wp.kernel(module="prep")\ndef b(x: float):\n    pass\n'
+            ),
+            args={"options": {"enable_backward": False}, "module": "prep"},
+            reason="launches or loads before",
+        ),
+        Refusal(
+            before="import warp as wp\n\n\n@wp.kernel\ndef a(x: float):\n    pass\n",
+            args={"options": {"enable_backward": False}, "module": "prep"},
+            reason='no kernel of module "prep"',
+        ),
+        Refusal(
+            before='import warp as wp\n\n\n@wp.kernel(module="ops")\ndef k(x: float):\n    pass\n',
+            args={"options": {"enable_backward": False}, "kernel": "k"},
+            reason='module="unique"',
+        ),
     )
+
+    @classmethod
+    def focus(cls, kwargs: dict[str, Any]) -> Focus:
+        """Also module-scope launches: they must not come before the options of a named module."""
+        focus = Focus.of(kwargs)
+        return replace(focus, words=focus.words | set(_LOADS))
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         warp = WarpImports.of(tree)
         options: dict[str, Any] = self.args["options"]
         if not isinstance(options, dict) or not options:
             raise self.refuse("options must be a non-empty dict")
-        present = self._module_scope_options(tree, warp)
+        module, kernel = self.args["module"], self.args["kernel"]
+        if module is not None and kernel is not None:
+            raise self.refuse("give `module` or `kernel`, not both")
+        if module == "unique":
+            raise self.refuse('module="unique" has one module per kernel: give `kernel` instead')
+        if kernel is not None:
+            return self._unique_kernel(tree, warp, kernel, options)
+
+        present = _module_scope_options(tree, warp, module)
         conflicts = {k: v for k, v in options.items() if k in present and present[k] != v}
-        if conflicts and not self.args.get("replace"):
+        if conflicts and not self.args["replace"]:
             raise self.refuse(f"a module-scope call already sets {', '.join(conflicts)} to another value")
         if conflicts:
-            tree = tree.visit(_ReplaceValues(warp, conflicts))
+            tree = tree.visit(_ReplaceValues(warp, module, conflicts))
         missing = {k: v for k, v in options.items() if k not in present}
         if not missing:
             return tree
         alias = warp.alias or "wp"
-        items = ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in missing.items())
-        statement = parse_stmt(f"{alias}.set_module_options({{{items}}})")
+        target = "" if module is None else f", module={json.dumps(module)}"
+        statement = parse_stmt(f"{alias}.set_module_options({py_literal(missing)}{target})")
         body = list(tree.body)
-        new = [statement] if warp.alias else [parse_stmt("import warp as wp"), statement]
-        return tree.with_changes(body=insert_at(body, header_end(tree, warp), new))
+        if module is None:
+            new = [statement] if warp.alias else [parse_stmt("import warp as wp"), statement]
+            return tree.with_changes(body=insert_at(body, header_end(tree, warp), new))
+        index = self._after_named_kernels(tree, warp, module)
+        if index == header_end(tree, warp):
+            return tree.with_changes(body=insert_at(body, index, [with_blank_line_before(statement)]))
+        return tree.with_changes(body=insert_at(body, index, [with_blank_line_before(statement, 2)]))
 
-    def _module_scope_options(self, tree: cst.Module, warp: WarpImports) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-        for stmt in tree.body:
-            call = single_call(stmt)
-            if call is None or not warp.is_call_to(call, "set_module_options") or len(call.args) != 1:
+    def _after_named_kernels(self, tree: cst.Module, warp: WarpImports, module: str) -> int:
+        """Index right after the last top-level kernel of `module`; refuses a module-scope load before it."""
+        kernels: set[str] = set()
+        last = -1
+        for i, stmt in enumerate(tree.body):
+            names = _named_module_kernels(stmt, warp, module)
+            if names:
+                kernels |= names
+                last = i
+        if last < 0:
+            if not any(_named_module_kernels(f.node, warp, module) for f in find_functions(tree)):
+                raise self.refuse(f"no kernel of module {json.dumps(module)} in this file")
+            return header_end(tree, warp)
+        for stmt in tree.body[:last]:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
-            value = call.args[0].value
-            if isinstance(value, cst.Dict):
-                for element in value.elements:
-                    if isinstance(element, cst.DictElement):
-                        ok_key, key = literal_value(element.key)
-                        ok_value, item = literal_value(element.value)
-                        if ok_key and ok_value:
-                            found[key] = item
-        return found
+            finder = _LoadCalls(warp, kernels)
+            stmt.visit(finder)
+            if finder.found is not None:
+                raise self.refuse(
+                    f"`{code(finder.found)}` launches or loads before the last kernel of "
+                    f"{json.dumps(module)}: its options would come too late"
+                )
+        return last + 1
+
+    def _unique_kernel(
+        self, tree: cst.Module, warp: WarpImports, kernel: str, options: dict[str, Any]
+    ) -> cst.Module:
+        finder = _KernelSites(warp, kernel)
+        tree.visit(finder)
+        sites = finder.sites + [
+            dec
+            for f in find_functions(tree)
+            if f.node.name.value == kernel and (dec := kernel_decorator(f.node, warp)) is not None
+        ]
+        if not sites:
+            raise self.refuse(f"no wp.kernel def or wp.kernel({kernel}, ...) call of {kernel!r}")
+        if len(sites) > 1:
+            raise self.refuse(f"{kernel!r} is declared as a kernel {len(sites)} times; which one is meant?")
+        site = sites[0]
+        call = site.decorator if isinstance(site, cst.Decorator) else site
+        module = keyword(call, "module") if isinstance(call, cst.Call) else None
+        if module is None or not is_string(module.value, "unique"):
+            raise self.refuse(
+                f'{kernel}() is not declared with module="unique": Warp raises ValueError for '
+                "module_options without it (use `module` for a named module)"
+            )
+        assert isinstance(call, cst.Call)
+        existing = keyword(call, "module_options")
+        if existing is None:
+            new_call = with_keyword(call, "module_options", cst.parse_expression(py_literal(options)))
+        elif not isinstance(existing.value, cst.Dict):
+            raise self.refuse(f"{kernel}(): module_options={code(existing.value)} is not a dict literal")
+        else:
+            new_call = with_keyword(call, "module_options", self._merged(kernel, existing.value, options))
+        if new_call.deep_equals(call):
+            return tree
+        new_site = site.with_changes(decorator=new_call) if isinstance(site, cst.Decorator) else new_call
+        return replace_nodes(tree, {site: new_site})
+
+    def _merged(self, kernel: str, literal: cst.Dict, options: dict[str, Any]) -> cst.Dict:
+        present: dict[Any, Any] = {}
+        for element in literal.elements:
+            if isinstance(element, cst.DictElement):
+                ok_key, key = literal_value(element.key)
+                ok_value, value = literal_value(element.value)
+                if ok_key:
+                    present[key] = value if ok_value else code(element.value)
+        conflicts = {k: v for k, v in options.items() if k in present and present[k] != v}
+        if conflicts and not self.args["replace"]:
+            raise self.refuse(f"{kernel}(): module_options already sets {', '.join(conflicts)} to another value")
+        merged = _with_values(literal, conflicts)
+        missing = {k: v for k, v in options.items() if k not in present}
+        if not missing:
+            return merged
+        extra = cst.parse_expression(py_literal(missing))
+        assert isinstance(extra, cst.Dict)
+        elements = list(merged.elements)
+        if elements:
+            elements[-1] = elements[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return merged.with_changes(elements=[*elements, *extra.elements])
+
+
+def _options_target(call: cst.Call, warp: WarpImports) -> tuple[bool, str | None, cst.BaseExpression | None]:
+    """(is an options call, the string-named module it targets or None for the file's own module, the
+    options expression) for `set_module_options({...}[, module="x"])` / `get_module("x").options.update({...})`."""
+    if warp.is_call_to(call, "set_module_options") and call.args:
+        rest = call.args[1:]
+        if not rest:
+            return True, None, call.args[0].value
+        target = rest[0].value
+        by_name = rest[0].keyword is None or rest[0].keyword.value == "module"
+        if len(rest) == 1 and by_name and isinstance(target, cst.SimpleString):
+            return True, target.evaluated_value, call.args[0].value  # type: ignore[return-value]
+        return False, None, None
+    func = call.func
+    if (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "update"
+        and isinstance(func.value, cst.Attribute)
+        and func.value.attr.value == "options"
+        and isinstance(func.value.value, cst.Call)
+        and warp.is_call_to(func.value.value, "get_module")
+        and len(call.args) == 1
+    ):
+        name = func.value.value.args[0].value if func.value.value.args else None
+        if isinstance(name, cst.SimpleString):
+            return True, name.evaluated_value, call.args[0].value  # type: ignore[return-value]
+    return False, None, None
+
+
+def _module_scope_options(tree: cst.Module, warp: WarpImports, module: str | None) -> dict[str, Any]:
+    """Literal options that module-scope calls already set for the module."""
+    found: dict[str, Any] = {}
+    for stmt in tree.body:
+        call = single_call(stmt)
+        if call is None:
+            continue
+        is_options, target, value = _options_target(call, warp)
+        if not is_options or target != module or not isinstance(value, cst.Dict):
+            continue
+        for element in value.elements:
+            if isinstance(element, cst.DictElement):
+                ok_key, key = literal_value(element.key)
+                ok_value, item = literal_value(element.value)
+                if ok_key and ok_value:
+                    found[key] = item
+    return found
+
+
+def _with_values(literal: cst.Dict, values: dict[str, Any]) -> cst.Dict:
+    """The dict literal with the values of `values`' keys set, the rest as written."""
+    elements = []
+    for element in literal.elements:
+        if isinstance(element, cst.DictElement):
+            ok, key = literal_value(element.key)
+            if ok and isinstance(key, str) and key in values:
+                element = element.with_changes(value=cst.parse_expression(py_literal(values[key])))
+        elements.append(element)
+    return literal.with_changes(elements=elements)
+
+
+def _named_module_kernels(node: cst.CSTNode, warp: WarpImports, module: str) -> set[str]:
+    """Names of the kernels `node` (a top-level statement or def) declares in the string-named `module`."""
+    if isinstance(node, cst.FunctionDef):
+        dec = kernel_decorator(node, warp)
+        if dec is not None and isinstance(dec.decorator, cst.Call):
+            value = keyword(dec.decorator, "module")
+            if value is not None and is_string(value.value, module):
+                return {node.name.value}
+        return set()
+    if isinstance(node, cst.ClassDef):
+        return set()
+    finder = _KernelCalls(warp, module)
+    node.visit(finder)
+    return finder.names
+
+
+class _KernelCalls(cst.CSTVisitor):
+    """`k = wp.kernel(f, module="<module>")`: the names bound to kernels of a string-named module."""
+
+    def __init__(self, warp: WarpImports, module: str) -> None:
+        self.warp, self.module = warp, module
+        self.names: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        call = node.value
+        if isinstance(call, cst.Call) and self.warp.is_call_to(call, "kernel"):
+            value = keyword(call, "module")
+            if value is not None and is_string(value.value, self.module):
+                self.names |= {code(t.target) for t in node.targets}
+
+
+class _KernelSites(cst.CSTVisitor):
+    """`wp.kernel(<name>, ...)` calls anywhere in the file."""
+
+    def __init__(self, warp: WarpImports, name: str) -> None:
+        self.warp, self.name = warp, name
+        self.sites: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.warp.is_call_to(node, "kernel") and node.args and node.args[0].keyword is None:
+            first = node.args[0].value
+            if isinstance(first, cst.Name) and first.value == self.name:
+                self.sites.append(node)
+
+
+class _LoadCalls(cst.CSTVisitor):
+    """The first `wp.launch`/`wp.launch_tiled` of one of `kernels`, or any `wp.load_module`/`wp.force_load`."""
+
+    def __init__(self, warp: WarpImports, kernels: set[str]) -> None:
+        self.warp, self.kernels = warp, kernels
+        self.found: cst.Call | None = None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.found is not None:
+            return
+        if self.warp.is_call_to(node, "load_module", "force_load"):
+            self.found = node
+        elif self.warp.is_call_to(node, "launch", "launch_tiled") and node.args:
+            first = keyword(node, "kernel") or node.args[0]
+            if code(first.value) in self.kernels:
+                self.found = node
 
 
 class _ReplaceValues(cst.CSTTransformer):
-    """Sets literal values of keys in module-scope `set_module_options({...})` calls, leaving the rest as is."""
+    """Sets literal values of keys in the module-scope options calls of one module, leaving the rest as is."""
 
-    def __init__(self, warp: WarpImports, values: dict[str, Any]):
+    def __init__(self, warp: WarpImports, module: str | None, values: dict[str, Any]):
         super().__init__()
-        self.warp = warp
-        self.values = values
+        self.warp, self.module, self.values = warp, module, values
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False  # module scope only
@@ -109,18 +436,8 @@ class _ReplaceValues(cst.CSTTransformer):
         return False
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        if not self.warp.is_call_to(original, "set_module_options") or len(updated.args) != 1:
+        is_options, target, value = _options_target(original, self.warp)
+        if not is_options or target != self.module or not isinstance(value, cst.Dict):
             return updated
-        options = updated.args[0].value
-        if not isinstance(options, cst.Dict):
-            return updated
-        elements = [self._replaced(e) for e in options.elements]
-        return updated.with_changes(args=[updated.args[0].with_changes(value=options.with_changes(elements=elements))])
-
-    def _replaced(self, element: cst.BaseDictElement) -> cst.BaseDictElement:
-        if not isinstance(element, cst.DictElement):
-            return element
-        ok, key = literal_value(element.key)
-        if not ok or not isinstance(key, str) or key not in self.values:
-            return element
-        return element.with_changes(value=cst.parse_expression(py_literal(self.values[key])))
+        new_value = _with_values(value, self.values)
+        return updated.with_changes(args=[updated.args[0].with_changes(value=new_value), *updated.args[1:]])

@@ -46,6 +46,7 @@ def test_registry_has_every_fix_family() -> None:
             "keep_cache",
             "preload",
             "cpu_max_workers",
+            "call_site_argument",
         ]
     )
 
