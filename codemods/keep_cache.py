@@ -31,11 +31,24 @@ def _is_temp_dir_call(node: cst.BaseExpression) -> bool:
     }
 
 
+def _top_level_def(tree: cst.Module, name: str) -> cst.FunctionDef | None:
+    found = [s for s in tree.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+    return found[0] if len(found) == 1 else None
+
+
+def _makes_temp_dir(func: cst.FunctionDef) -> bool:
+    """The function body creates a temporary directory (and, being a helper, hands it out)."""
+    finder = _TempNames()
+    func.body.visit(finder)
+    return bool(finder.names) or finder.returns_temp
+
+
 class _TempNames(cst.CSTVisitor):
     """Names bound to a per-run temporary directory: `d = tempfile.mkdtemp()`, `with ... as d`."""
 
     def __init__(self) -> None:
         self.names: set[str] = set()
+        self.returns_temp = False
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         # statements (hence Assign and WithItem) never sit inside an expression: skip expressions
@@ -49,6 +62,10 @@ class _TempNames(cst.CSTVisitor):
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if _is_temp_dir_call(node.item) and node.asname is not None:
             self.names.add(code(node.asname.name))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and _is_temp_dir_call(node.value):
+            self.returns_temp = True
 
 
 class _Names(cst.CSTVisitor):
@@ -103,25 +120,34 @@ def remove_unused_imports(tree: cst.Module, candidates: set[str], text: str | No
 class KeepCache(WarpCodemod):
     """Removes statements, by exact site, that make every run a cold start: the kernel cache cleared
     or disabled, a per-run temporary `kernel_cache_dir` (and its removal at exit), or the CUDA driver
-    cache disabled. Maintenance code (e.g. a `--rebuild` path) is protected by name.
+    cache disabled. Give all the sites of one program in one call: they are one fix. Maintenance code
+    (e.g. a `--rebuild` path) is protected by name and keeps clearing.
 
     Recognised statements: `wp.clear_kernel_cache()`, `wp.clear_lto_cache()`,
     `wp.config.cache_kernels = False`, `wp.config.kernel_cache_dir = <temporary dir>` (a
-    `tempfile.mkdtemp()`/`TemporaryDirectory()` call or a name bound to one), `shutil.rmtree(<that
-    dir>)` and `atexit.register(shutil.rmtree, <that dir>)`, `os.environ["CUDA_CACHE_DISABLE"] = ...`
-    and `os.environ.setdefault("CUDA_CACHE_DISABLE", ...)`. Imports left unused are removed; an
-    emptied block gets `pass`.
+    `tempfile.mkdtemp()`/`TemporaryDirectory()` call, a name bound to one, or a call `helper()` of a
+    per-run helper), `shutil.rmtree(<that dir>)` and `atexit.register(shutil.rmtree, <that dir>)`,
+    `os.environ["CUDA_CACHE_DISABLE"] = ...` and `os.environ.setdefault("CUDA_CACHE_DISABLE", ...)`.
+    Imports left unused are removed; an emptied block gets `pass`.
+
+    A per-run helper is a top-level def of this file whose body makes a temporary directory, or a
+    function named in `helpers` (defined in another file: the run proved its directory per-run).
+    Once the assignment is gone, a helper defined here that nothing else uses is removed, with the
+    cleanup it registers (note "removed-helper"); one still used elsewhere is kept whole, cleanup
+    included (note "kept-helper"); an imported one is left to its file (note "kept-helper").
 
     args:
       file (str): the file (relative to the repo root).
       lines (list[int]): 1-based lines of the statements to remove, as in the unmodified file.
       protected_functions (list[str], optional): maintenance functions that must keep clearing.
+      helpers (list[str], optional): functions, possibly imported, that make a per-run cache
+        directory (`wp.config.kernel_cache_dir = helper()`); same-file helpers are recognised anyway.
       Python API alternative to file/lines: sites (list[{"file": str, "line": int}]).
 
     A line that holds no statement of a recognised kind is taken as already fixed (idempotence),
     and left alone. Refuses when a site is inside a protected function, when a recognised kind has
-    the wrong target (`kernel_cache_dir` set to a fixed path, `rmtree` of another directory,
-    `cache_kernels = True`).
+    the wrong target (`kernel_cache_dir` set to a fixed path or by a function that is not a per-run
+    helper, `rmtree` of another directory, `cache_kernels = True`).
     """
 
     NAME = "keep_cache"
@@ -130,6 +156,7 @@ class KeepCache(WarpCodemod):
     ARGS = (
         Arg("lines", "json", "lines of the statements to remove, e.g. [12, 40]", required=True),
         Arg("protected_functions", "strs", "maintenance functions that must keep clearing", default=[]),
+        Arg("helpers", "strs", "functions (imported ones too) the run proved make a per-run cache dir", default=[]),
     )
     EXAMPLES = (
         Example(
@@ -152,6 +179,47 @@ class KeepCache(WarpCodemod):
             ),
             after="import warp as wp\n\n\ndef main():\n    wp.init()\n",
         ),
+        Example(
+            title="a helper makes the per-run directory: it goes, with every other cache-destroying statement",
+            args={"file": "app.py", "lines": [16, 17, 18, 19], "protected_functions": ["rebuild_caches"]},
+            before=(
+                "import atexit\nimport os\nimport shutil\nimport tempfile\n\nimport warp as wp\n\n\n"
+                "def _fresh_cache_dir():\n    path = tempfile.mkdtemp(prefix=\"wp-\")\n"
+                "    atexit.register(shutil.rmtree, path, ignore_errors=True)\n    return path\n\n\n"
+                "def main():\n    wp.config.kernel_cache_dir = _fresh_cache_dir()\n"
+                "    wp.config.cache_kernels = False\n    os.environ[\"CUDA_CACHE_DISABLE\"] = \"1\"\n"
+                "    wp.clear_kernel_cache()\n    wp.init()\n\n\n"
+                "def rebuild_caches():\n    wp.clear_kernel_cache()\n"
+            ),
+            after=(
+                "import warp as wp\n\n\n"
+                "def main():\n    wp.init()\n\n\n"
+                "def rebuild_caches():\n    wp.clear_kernel_cache()\n"
+            ),
+            notes=(
+                "_fresh_cache_dir() made the per-run kernel cache directory and nothing else used it: removed "
+                "(its cleanup at exit with it)",
+            ),
+        ),
+        Example(
+            title="a helper used for something else too stays, cleanup included",
+            args={"file": "app.py", "lines": [12]},
+            before=(
+                "import tempfile\n\nimport warp as wp\n\n\n"
+                "def scratch_dir():\n    return tempfile.mkdtemp()\n\n\n"
+                "def main():\n    out = scratch_dir()\n"
+                "    wp.config.kernel_cache_dir = scratch_dir()\n    wp.init()\n    return out\n"
+            ),
+            after=(
+                "import tempfile\n\nimport warp as wp\n\n\n"
+                "def scratch_dir():\n    return tempfile.mkdtemp()\n\n\n"
+                "def main():\n    out = scratch_dir()\n    wp.init()\n    return out\n"
+            ),
+            notes=(
+                "scratch_dir() no longer sets the kernel cache directory but is used elsewhere: kept, "
+                "with its cleanup",
+            ),
+        ),
     )
     REFUSALS = (
         Refusal(
@@ -164,6 +232,11 @@ class KeepCache(WarpCodemod):
             args={"lines": [3]},
             reason="not a per-run temporary directory",
         ),
+        Refusal(
+            before="import warp as wp\nfrom .paths import cache_dir\n\nwp.config.kernel_cache_dir = cache_dir()\n",
+            args={"lines": [4]},
+            reason="cache_dir() is not a per-run temporary directory",
+        ),
     )
 
     @classmethod
@@ -171,11 +244,14 @@ class KeepCache(WarpCodemod):
         if "sites" not in args:
             return super().split_by_file(args)
         protected = args.get("protected_functions") or []
+        helpers = args.get("helpers") or []
         by_file: dict[str, dict[str, Any]] = {}
         for site in args["sites"]:
             if not (isinstance(site, dict) and "file" in site and "line" in site):
                 raise CodemodRefused(f"keep_cache: a site must be {{'file': ..., 'line': ...}}, got {site!r}")
-            entry = by_file.setdefault(str(site["file"]), {"lines": [], "protected_functions": protected})
+            entry = by_file.setdefault(
+                str(site["file"]), {"lines": [], "protected_functions": protected, "helpers": helpers}
+            )
             entry["lines"].append(int(site["line"]))
         return by_file
 
@@ -188,6 +264,8 @@ class KeepCache(WarpCodemod):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         warp = WarpImports.of(tree)
+        self._tree = tree
+        self._helpers: set[str] = set()
         protected_names = set(self.args["protected_functions"] or [])
         temp = _LazyTempNames(tree)
         cache_dirs = _LazyCacheDirs(warp, temp)
@@ -220,6 +298,9 @@ class KeepCache(WarpCodemod):
                 tops.append(tree.body[index])
         tree = remove_statements(tree, doomed, within=tops)
         candidates = {n for small in doomed for n in _root_names(small)}
+        if self._helpers:
+            tree, helper_names = self._clean_helpers(tree)
+            candidates |= helper_names
         text = self.code_of(tree) + self.elided_text if candidates else None
         return remove_unused_imports(tree, candidates, text)
 
@@ -252,13 +333,60 @@ class KeepCache(WarpCodemod):
             if qualified == "warp.config.kernel_cache_dir":
                 if _is_temp_dir_call(small.value) or code(small.value) in temp:
                     return True
+                helper = self._per_run_helper(small.value)
+                if helper is not None:
+                    self._helpers.add(helper)
+                    return True
                 raise self.refuse(
-                    f"`{code(small)}`: {code(small.value)} is not a per-run temporary directory"
+                    f"`{code(small)}`: {code(small.value)} is not a per-run temporary directory "
+                    "(a helper that makes one is named in `helpers` or defined in this file)"
                 )
             if isinstance(target, cst.Subscript) and code(target.value).endswith("environ"):
                 ok, key = literal_value(target.slice[0].slice.value) if target.slice else (False, None)
                 return ok and key == "CUDA_CACHE_DISABLE"
         return False
+
+    def _per_run_helper(self, value: cst.BaseExpression) -> str | None:
+        """`helper()` where `helper` is a top-level def of this file that makes a temporary directory,
+        or a function named in `helpers` (the run proved the directory per-run)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+            return None
+        name = value.func.value
+        if name in (self.args["helpers"] or []):
+            return name
+        found = _top_level_def(self._tree, name)
+        if found is not None and _makes_temp_dir(found):
+            return name
+        return None
+
+    def _clean_helpers(self, tree: cst.Module) -> tuple[cst.Module, set[str]]:
+        """Removes the helpers (defined here) that nothing uses any more; notes the others. Returns the
+        tree and the names the removed defs used (candidates for unused imports)."""
+        names: set[str] = set()
+        for helper in sorted(self._helpers):
+            text = self.code_of(tree) + self.elided_text
+            uses = len(re.findall(rf"\b{re.escape(helper)}\b", text))
+            found = _top_level_def(tree, helper)
+            if found is None:
+                if uses:
+                    self.note("kept-helper", f"{helper}() is defined in another file; it may be unused now")
+                continue
+            own = len(re.findall(rf"\b{re.escape(helper)}\b", code(found)))
+            if uses > own:
+                self.note(
+                    "kept-helper",
+                    f"{helper}() no longer sets the kernel cache directory but is used elsewhere: kept, "
+                    "with its cleanup",
+                )
+                continue
+            tree = tree.with_changes(body=[stmt for stmt in tree.body if stmt is not found])
+            names |= _root_names(found) - {helper}
+            self.note(
+                "removed-helper",
+                f"{helper}() made the per-run kernel cache directory and nothing else used it: removed "
+                "(its cleanup at exit with it)",
+            )
+        return tree, names
 
     def _removes_cache_dir(self, arg: cst.BaseExpression, cache_dirs: _LazyCacheDirs, text: str) -> bool:
         if code(arg).replace(" ", "") in cache_dirs:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from libcst.codemod import CodemodTest
 
-from codemods import REGISTRY, CodemodRefused, transform_source
+from codemods import REGISTRY, CodemodRefused, transform_source, transform_source_with_notes
 
 EXAMPLES = [
     pytest.param(name, example, id=f"{name}:{example.title or i}")
@@ -44,6 +44,12 @@ def test_example_is_exact_and_idempotent(name, example) -> None:
     assert after == example.after
     compile(after, "<after>", "exec")
     assert transform_source(name, after, example.args) == after
+
+
+@pytest.mark.parametrize(("name", "example"), EXAMPLES)
+def test_example_reports_exactly_its_notes(name, example) -> None:
+    _, notes = transform_source_with_notes(name, example.before, example.args)
+    assert tuple(note.message for note in notes) == example.notes
 
 
 @pytest.mark.parametrize(("name", "refusal"), REFUSALS)

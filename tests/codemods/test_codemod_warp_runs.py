@@ -115,3 +115,106 @@ def test_rewritten_app_compiles_and_runs_the_same(tmp_path: Path, run_warp) -> N
     print(rewritten)
     after = run_warp(tmp_path, "app.py")
     assert "RESULT [3.0, 5.0, 7.0, 9.0] [0.0, 3.0, 6.0]" in after  # what the original program prints
+
+
+PREPARE = '''\
+import warp as wp
+
+
+@wp.kernel(module="solver.prepare")
+def fill(x: wp.array(dtype=float), v: float):
+    x[wp.tid()] = v
+
+
+@wp.kernel(module="solver.prepare")
+def double(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = 2.0 * x[i]
+
+
+def prepare(x):
+    wp.launch(fill, dim=x.shape, inputs=[x, 1.5], device="cpu")
+    wp.launch(double, dim=x.shape, inputs=[x], device="cpu")
+'''
+
+TILES = '''\
+import warp as wp
+
+
+@wp.kernel(module="unique")
+def shift(x: wp.array(dtype=float), d: float):
+    i = wp.tid()
+    x[i] = x[i] + d
+'''
+
+MAIN = '''\
+import atexit
+import shutil
+import tempfile
+
+import warp as wp
+
+from solver.prepare import prepare
+from tiles import shift
+
+wp.config.quiet = True
+
+
+def _fresh_cache_dir():
+    path = tempfile.mkdtemp(prefix="wp-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+def main():
+    wp.config.kernel_cache_dir = _fresh_cache_dir()
+    wp.config.cache_kernels = False
+    wp.clear_kernel_cache()
+    x = wp.zeros(4, dtype=float, device="cpu")
+    prepare(x)
+    wp.launch(shift, dim=4, inputs=[x, 0.25], device="cpu")
+    print("RESULT", x.numpy().tolist())
+    backward = wp.get_module("solver.prepare").options["enable_backward"], shift.module.options["enable_backward"]
+    print("OPTIONS", *backward, wp.config.cache_kernels)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.slow
+def test_named_and_unique_module_options_and_a_cache_helper_run_the_same(tmp_path: Path, run_warp) -> None:
+    (tmp_path / "solver").mkdir()
+    (tmp_path / "solver" / "__init__.py").write_text("")
+    (tmp_path / "solver" / "prepare.py").write_text(PREPARE)
+    (tmp_path / "tiles.py").write_text(TILES)
+    (tmp_path / "main.py").write_text(MAIN)
+    before = run_warp(tmp_path, "main.py")
+    assert "RESULT [3.25, 3.25, 3.25, 3.25]" in before and "OPTIONS True True False" in before
+
+    lines = MAIN.splitlines()
+    cache_sites = [
+        number
+        for number, line in enumerate(lines, 1)
+        if line.lstrip().startswith(("wp.config.kernel_cache_dir", "wp.config.cache_kernels", "wp.clear_kernel_cache"))
+    ]
+    no_backward = {"enable_backward": False}
+    plan = [
+        ("module_options", {"file": "solver/prepare.py", "options": no_backward, "module": "solver.prepare"}),
+        ("module_options", {"file": "tiles.py", "options": no_backward, "kernel": "shift"}),
+        ("keep_cache", {"file": "main.py", "lines": cache_sites}),
+    ]
+    for name, args in plan:
+        assert apply_codemod(name, tmp_path, args), f"{name} changed nothing"
+    for name, args in plan:
+        assert apply_codemod(name, tmp_path, args) == [], f"{name} is not idempotent"
+    main = (tmp_path / "main.py").read_text()
+    assert "_fresh_cache_dir" not in main and "tempfile" not in main and "cache_kernels = False" not in main
+    assert 'wp.set_module_options({"enable_backward": False}, module="solver.prepare")\n\n\ndef prepare' in (
+        tmp_path / "solver" / "prepare.py"
+    ).read_text()
+
+    after = run_warp(tmp_path, "main.py")
+    assert "RESULT [3.25, 3.25, 3.25, 3.25]" in after  # what the original program prints
+    assert "OPTIONS False False True" in after  # the options reached both modules before their first load
