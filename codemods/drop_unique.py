@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import libcst as cst
@@ -9,6 +10,7 @@ import libcst as cst
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
+    code,
     decorator_module,
     find_functions,
     is_string,
@@ -41,6 +43,9 @@ class DropUnique(WarpCodemod):
       file (str): the file (relative to the repo root).
       names (list[str]): kernel and/or factory function names.
       module (str): the named Warp module to use instead.
+
+    A factory parameter whose default it changes but that the body does not use (left behind when
+    the factory's kernels moved to module scope) is kept and reported (note "unused-parameter").
 
     Refuses when a name is not found, has neither `"unique"` nor the target module (nothing to do
     means the planner's premise is wrong), or its decorator carries `module_options` (only valid
@@ -77,6 +82,13 @@ class DropUnique(WarpCodemod):
                 'from warp import kernel\n\n\ndef make_scale(s, module="ops"):\n'
                 "    @kernel(module=module)\n    def scale(x: float):\n        pass\n\n    return scale\n"
             ),
+        ),
+        Example(
+            title="a factory whose kernel already moved to module scope: the unused parameter is reported",
+            args={"file": "ops.py", "names": ["make_scale"], "module": "ops"},
+            before="from ops_kernels import scale\n\n\ndef make_scale(module=\"unique\"):\n    return scale\n",
+            after="from ops_kernels import scale\n\n\ndef make_scale(module=\"ops\"):\n    return scale\n",
+            notes=("make_scale(): parameter `module` is not used by the body (kept: callers may still pass it)",),
         ),
     )
     REFUSALS = (
@@ -133,6 +145,12 @@ class DropUnique(WarpCodemod):
                     if is_string(param.default, "unique"):
                         replacements[param] = param.with_changes(default=string_arg(module))
                         touched = True
+                        if not re.search(rf"\b{re.escape(param.name.value)}\b", code(func.body)):
+                            self.note(
+                                "unused-parameter",
+                                f"{name}(): parameter `{param.name.value}` is not used by the body "
+                                "(kept: callers may still pass it)",
+                            )
                     elif is_string(param.default, module):
                         already = True
             if not (touched or already):

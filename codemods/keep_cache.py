@@ -31,6 +31,16 @@ def _is_temp_dir_call(node: cst.BaseExpression) -> bool:
     }
 
 
+def _import_bindings(tree: cst.Module) -> set[str]:
+    """Names bound by the file's top-level import lines."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                names |= {code(a.asname.name) if a.asname else code(a.name).split(".")[0] for a in small.names}
+    return names
+
+
 def _top_level_def(tree: cst.Module, name: str) -> cst.FunctionDef | None:
     found = [s for s in tree.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
     return found[0] if len(found) == 1 else None
@@ -169,6 +179,7 @@ class KeepCache(WarpCodemod):
                 "wp.clear_kernel_cache()\n\n\ndef rebuild():\n    wp.clear_kernel_cache()\n"
             ),
             after="import warp as wp\n\n\ndef rebuild():\n    wp.clear_kernel_cache()\n",
+            notes=("imports left unused removed: atexit, shutil, tempfile",),
         ),
         Example(
             title="CUDA driver cache disabled inside main()",
@@ -178,6 +189,7 @@ class KeepCache(WarpCodemod):
                 '    os.environ["CUDA_CACHE_DISABLE"] = "1"\n    wp.init()\n'
             ),
             after="import warp as wp\n\n\ndef main():\n    wp.init()\n",
+            notes=("imports left unused removed: os",),
         ),
         Example(
             title="a helper makes the per-run directory: it goes, with every other cache-destroying statement",
@@ -199,6 +211,7 @@ class KeepCache(WarpCodemod):
             notes=(
                 "_fresh_cache_dir() made the per-run kernel cache directory and nothing else used it: removed "
                 "(its cleanup at exit with it)",
+                "imports left unused removed: atexit, os, shutil, tempfile",
             ),
         ),
         Example(
@@ -302,7 +315,11 @@ class KeepCache(WarpCodemod):
             tree, helper_names = self._clean_helpers(tree)
             candidates |= helper_names
         text = self.code_of(tree) + self.elided_text if candidates else None
-        return remove_unused_imports(tree, candidates, text)
+        cleaned = remove_unused_imports(tree, candidates, text)
+        removed = _import_bindings(tree) - _import_bindings(cleaned)
+        if removed:
+            self.note("removed-import", f"imports left unused removed: {', '.join(sorted(removed))}")
+        return cleaned
 
     def _destroys_cache(
         self, small: cst.BaseSmallStatement, warp: WarpImports, temp: _LazyTempNames, cache_dirs: _LazyCacheDirs

@@ -22,6 +22,10 @@ from ._cst import (
 )
 from ._partial import Focus
 
+_WORD = re.compile(r"\w+")
+#: docstring wording of a lazy kernel wrapper ("Built on first use.", "compiled lazily", ...)
+_LAZY = re.compile(r"\bfirst (use|call)\b|\blazil?y\b|\bon demand\b|\bwhen first\b", re.IGNORECASE)
+
 
 class _Nodes(cst.CSTVisitor):
     def __init__(self) -> None:
@@ -104,6 +108,7 @@ class KernelsToModuleScope(WarpCodemod):
                 'def make_integrate(module="unique"):\n'
                 "    return integrate\n"
             ),
+            notes=("make_integrate(): parameter `module` is no longer used (kept: callers may still pass it)",),
         ),
         Example(
             title="lazy singleton: the kernel is built on first use",
@@ -136,6 +141,7 @@ class KernelsToModuleScope(WarpCodemod):
                 "        _thermal = thermal_step\n"
                 "    return _thermal\n"
             ),
+            notes=("thermal_kernel(): docstring says 'Built on first use.'; its kernels are now defined at import",),
         ),
     )
     REFUSALS = (
@@ -222,6 +228,7 @@ class KernelsToModuleScope(WarpCodemod):
             return tree
 
         new_factory = factory.node.with_changes(body=_without(factory.node.body, originals))
+        self._note_leftovers(factory.node, new_factory)
 
         module_body: list[cst.BaseStatement] = []
         for stmt in tree.body:
@@ -235,6 +242,26 @@ class KernelsToModuleScope(WarpCodemod):
 
             tree = replace_nodes(tree, {factory.node: new_factory})
         return tree
+
+    def _note_leftovers(self, old: cst.FunctionDef, new: cst.FunctionDef) -> None:
+        """Reports what the move made stale in the factory: parameters only the kernels used (kept, since
+        callers may pass them) and a docstring that still says the kernel is built lazily."""
+        old_words = set(_WORD.findall(code(old.body)))
+        new_words = set(_WORD.findall(code(new.body)))
+        for param in _all_params(new.params):
+            name = param.name.value
+            if name in old_words and name not in new_words:
+                self.note(
+                    "unused-parameter",
+                    f"{new.name.value}(): parameter `{name}` is no longer used (kept: callers may still pass it)",
+                )
+        docstring = new.get_docstring()
+        if docstring and _LAZY.search(docstring):
+            first = docstring.strip().splitlines()[0]
+            self.note(
+                "stale-docstring",
+                f"{new.name.value}(): docstring says {first!r}; its kernels are now defined at import",
+            )
 
     def _check_name_is_free(self, kernel: cst.FunctionDef, factory: cst.FunctionDef) -> None:
         """After the move, the factory's uses of the kernel's name must resolve to the module-level

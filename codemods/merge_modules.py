@@ -7,13 +7,16 @@ from typing import Any
 import libcst as cst
 
 from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
+from ._cst import WarpImports, decorator_module, find_functions, kernel_decorator
 from ._partial import DefReading, Focus
+from .module_options import module_scope_options
 from .split_by_block_dim import assign_modules
 
 
 class MergeModules(WarpCodemod):
     """Gives the named kernels one named Warp module (`module="<module>"` on each decorator), so
-    kernels with one lifecycle build once together instead of as many small modules.
+    kernels with one lifecycle build once together instead of as many small modules. Any number of
+    kernels: two or three small modules merge as well as ten (the planner decides when it pays).
 
     args:
       file (str): the file (relative to the repo root).
@@ -23,8 +26,9 @@ class MergeModules(WarpCodemod):
       kernels (list[[str, str]]): (file, kernel name) pairs, e.g. [["pkg/a.py", "k1"], ["pkg/b.py", "k2"]].
       module (str): the shared named Warp module.
 
-    Refuses when a kernel is missing or not a Warp kernel, its `module=` is computed, or it carries
-    `module_options`.
+    Refuses when a kernel is missing or not a Warp kernel, its `module=` is computed, it carries
+    `module_options`, or its present module gets options from a module-scope call of the file
+    (`wp.set_module_options({...})`, or `..., module="name")`): merged, it would build without them.
     """
 
     NAME = "merge_modules"
@@ -35,7 +39,7 @@ class MergeModules(WarpCodemod):
     )
     EXAMPLES = (
         Example(
-            title="three one-kernel modules become one",
+            title="two one-kernel modules become one",
             args={"file": "ops.py", "kernels": ["add", "mul"], "module": "ops"},
             before=(
                 'import warp\n\n\n@warp.kernel(module="unique")\ndef add(a: float):\n    pass\n\n\n'
@@ -52,6 +56,14 @@ class MergeModules(WarpCodemod):
             before="import warp as wp\n\n\ndef add(a: float):\n    pass\n",
             args={"kernels": ["add"], "module": "ops"},
             reason="not decorated with wp.kernel",
+        ),
+        Refusal(
+            before=(
+                'import warp as wp\n\nwp.set_module_options({"fast_math": True})\n\n\n'
+                "@wp.kernel\ndef add(a: float):\n    pass\n"
+            ),
+            args={"kernels": ["add"], "module": "ops"},
+            reason="would build without them",
         ),
     )
 
@@ -81,7 +93,24 @@ class MergeModules(WarpCodemod):
         return Focus.of(kwargs, defs=DefReading.DECORATORS)  # reads decorators, names and module scope only
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        return assign_modules(self, tree, {k: self.args["module"] for k in self.args["kernels"]})
+        warp = WarpImports.of(tree)
+        merged = self.args["module"]
+        for found in find_functions(tree):
+            dec = kernel_decorator(found.node, warp) if found.node.name.value in self.args["kernels"] else None
+            if dec is None:
+                continue
+            value = decorator_module(dec)
+            present = value.evaluated_value if isinstance(value, cst.SimpleString) else None
+            if present == merged or present == "unique" or (value is not None and present is None):
+                continue  # already merged, one module of its own, or computed (assign_modules refuses)
+            options = module_scope_options(tree, warp, present)
+            if options:
+                where = "this file's module" if present is None else f'module "{present}"'
+                raise self.refuse(
+                    f"{found.node.name.value}(): {where} gets options {sorted(options)} from a module-scope "
+                    f'call; in "{merged}" it would build without them'
+                )
+        return assign_modules(self, tree, {k: merged for k in self.args["kernels"]})
 
 
 __all__ = ["MergeModules"]

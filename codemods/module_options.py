@@ -187,7 +187,7 @@ class ModuleOptions(WarpCodemod):
         if kernel is not None:
             return self._unique_kernel(tree, warp, kernel, options)
 
-        present = _module_scope_options(tree, warp, module)
+        present = module_scope_options(tree, warp, module)
         conflicts = {k: v for k, v in options.items() if k in present and present[k] != v}
         if conflicts and not self.args["replace"]:
             raise self.refuse(f"a module-scope call already sets {', '.join(conflicts)} to another value")
@@ -319,7 +319,7 @@ def _options_target(call: cst.Call, warp: WarpImports) -> tuple[bool, str | None
     return False, None, None
 
 
-def _module_scope_options(tree: cst.Module, warp: WarpImports, module: str | None) -> dict[str, Any]:
+def module_scope_options(tree: cst.Module, warp: WarpImports, module: str | None) -> dict[str, Any]:
     """Literal options that module-scope calls already set for the module."""
     found: dict[str, Any] = {}
     for stmt in tree.body:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codemods import REGISTRY, CodemodRefused, apply_codemod, transform_source
+from codemods import REGISTRY, CodemodRefused, Note, apply_codemod, run_codemod, transform_source
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,6 +59,21 @@ def test_apply_changes_files_once_and_is_idempotent(tmp_path: Path) -> None:
     assert apply_codemod("drop_unique", tmp_path, args) == [sim.resolve()]
     assert sim.read_text() == SIM.replace('module="unique"', 'module="sim"')
     assert apply_codemod("drop_unique", tmp_path, args) == []
+
+
+def test_run_codemod_reports_leftovers_with_their_file(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    factory = (
+        "import warp as wp\n\n\ndef make(module='unique'):\n"
+        "    @wp.kernel(module=module)\n    def k(x: float):\n        pass\n\n    return k\n"
+    )
+    (tmp_path / "pkg" / "sim.py").write_text(factory)
+    args = {"file": "pkg/sim.py", "factory": "make", "kernels": ["k"], "module": "sim"}
+    result = run_codemod("kernels_to_module_scope", tmp_path, args)
+    assert result.changed == [(tmp_path / "pkg" / "sim.py").resolve()]
+    message = "make(): parameter `module` is no longer used (kept: callers may still pass it)"
+    assert result.notes == [Note("unused-parameter", message, "pkg/sim.py")]
+    assert run_codemod("kernels_to_module_scope", tmp_path, args).changed == []
 
 
 def test_edits_leave_everything_else_byte_identical() -> None:
