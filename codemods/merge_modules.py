@@ -7,7 +7,7 @@ from typing import Any
 import libcst as cst
 
 from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
-from ._cst import WarpImports, decorator_module, find_functions, kernel_decorator
+from ._cst import WarpImports, decorator_module, iter_statements, kernel_decorator
 from ._partial import DefReading, Focus
 from .module_options import module_scope_options
 from .split_by_block_dim import assign_modules
@@ -95,19 +95,22 @@ class MergeModules(WarpCodemod):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         warp = WarpImports.of(tree)
         merged = self.args["module"]
-        for found in find_functions(tree):
-            dec = kernel_decorator(found.node, warp) if found.node.name.value in self.args["kernels"] else None
-            if dec is None:
+        wanted = set(self.args["kernels"])
+        options_of: dict[str | None, dict[str, Any]] = {}
+        for stmt, _parents, _top in iter_statements(tree):
+            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value not in wanted:
                 continue
-            value = decorator_module(dec)
+            dec = kernel_decorator(stmt, warp)
+            value = None if dec is None else decorator_module(dec)
             present = value.evaluated_value if isinstance(value, cst.SimpleString) else None
-            if present == merged or present == "unique" or (value is not None and present is None):
-                continue  # already merged, one module of its own, or computed (assign_modules refuses)
-            options = module_scope_options(tree, warp, present)
-            if options:
+            if dec is None or present in (merged, "unique") or (value is not None and present is None):
+                continue  # not a kernel, already merged, a module of its own or computed: assign_modules decides
+            if present not in options_of:
+                options_of[present] = module_scope_options(tree, warp, present)
+            if options_of[present]:
                 where = "this file's module" if present is None else f'module "{present}"'
                 raise self.refuse(
-                    f"{found.node.name.value}(): {where} gets options {sorted(options)} from a module-scope "
+                    f"{stmt.name.value}(): {where} gets options {sorted(options_of[present])} from a module-scope "
                     f'call; in "{merged}" it would build without them'
                 )
         return assign_modules(self, tree, {k: merged for k in self.args["kernels"]})

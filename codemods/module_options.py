@@ -205,8 +205,10 @@ class ModuleOptions(WarpCodemod):
             return tree.with_changes(body=insert_at(body, header_end(tree, warp), new))
         index = self._after_named_kernels(tree, warp, module)
         if index == header_end(tree, warp):
-            return tree.with_changes(body=insert_at(body, index, [with_blank_line_before(statement)]))
-        return tree.with_changes(body=insert_at(body, index, [with_blank_line_before(statement, 2)]))
+            statement = with_blank_line_before(statement)
+        elif isinstance(body[index - 1], (cst.FunctionDef, cst.ClassDef)):
+            statement = with_blank_line_before(statement, 2)  # after a def, as ruff format leaves it
+        return tree.with_changes(body=insert_at(body, index, [statement]))
 
     def _after_named_kernels(self, tree: cst.Module, warp: WarpImports, module: str) -> int:
         """Index right after the last top-level kernel of `module`; refuses a module-scope load before it."""

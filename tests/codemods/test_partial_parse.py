@@ -129,6 +129,28 @@ TRICKY = {
         "@wp.kernel\nasync def j(x: float): pass\n",
         {"kernels": ["k", "j"], "module": "ops"},
     ),
+    "a module-scope launch before a named module's last kernel": (
+        "module_options",
+        HEAD + '@wp.kernel(module="prep")\ndef a(x: float):\n    pass\n\n\nwp.launch(a, dim=1, inputs=[1.0])\n\n\n'
+        '@wp.kernel(module="prep")\ndef b(x: float):\n    pass\n',
+        {"options": {"enable_backward": False}, "module": "prep"},
+    ),
+    "a unique kernel made by a wp.kernel call in a factory": (
+        "module_options",
+        HEAD + 'def make(f):\n    return wp.kernel(f, module="unique")\n',
+        {"options": {"enable_backward": False}, "kernel": "f"},
+    ),
+    "a call site spanning lines": (
+        "call_site_argument",
+        HEAD + "def run(n):\n    return make_filter(\n        n,\n        enable_backward=True,\n    )\n",
+        {"line": 7, "callee": "make_filter", "keyword": "enable_backward", "value": False},
+    ),
+    "a per-run cache directory made by a helper": (
+        "keep_cache",
+        "import tempfile\n\nimport warp as wp\n\n\ndef fresh():\n    return tempfile.mkdtemp()\n\n\n"
+        "def main():\n    wp.config.kernel_cache_dir = fresh()\n",
+        {"lines": [11]},
+    ),
     "a factory default and a kernel decorator": (
         "drop_unique",
         HEAD + "def make(module='unique'):\n    @wp.kernel(module=module)\n    def k(x: float):\n        pass\n\n"
