@@ -218,3 +218,53 @@ def test_named_and_unique_module_options_and_a_cache_helper_run_the_same(tmp_pat
     after = run_warp(tmp_path, "main.py")
     assert "RESULT [3.25, 3.25, 3.25, 3.25]" in after  # what the original program prints
     assert "OPTIONS False False True" in after  # the options reached both modules before their first load
+
+
+SIM = '''\
+import warp as wp
+
+wp.config.quiet = True
+
+
+@wp.kernel
+def advance(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] + 0.5
+
+
+def simulate(steps):
+    x = wp.zeros(3, dtype=float, device="cpu")
+    for _ in range(steps):
+        wp.launch(advance, dim=3, inputs=[x], device="cpu")
+    print("RESULT", x.numpy().tolist(), "BACKWARD", wp.get_module(__name__).options["enable_backward"])
+'''
+
+PKG_MAIN = '''\
+"""python -m pkg"""
+
+import argparse
+
+from .sim import simulate
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--steps", type=int, default=2)
+simulate(parser.parse_args().steps)
+'''
+
+
+@pytest.mark.slow
+def test_setting_at_a_package_entry_reaches_the_modules_its_first_import_creates(tmp_path: Path, run_warp) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sim.py").write_text(SIM)
+    (tmp_path / "pkg" / "__main__.py").write_text(PKG_MAIN)
+    (tmp_path / "run.py").write_text('import runpy\n\nrunpy.run_module("pkg", run_name="__main__")\n')
+    assert "RESULT [1.0, 1.0, 1.0] BACKWARD True" in run_warp(tmp_path, "run.py")
+
+    args = {"file": "pkg/__main__.py", "name": "enable_backward", "value": False, "before_import": "pkg.sim"}
+    assert apply_codemod("config_at_entry", tmp_path, args)
+    assert apply_codemod("config_at_entry", tmp_path, args) == []
+    assert "import argparse\n\nimport warp as wp\nwp.config.enable_backward = False\n\nfrom .sim import simulate\n" in (
+        tmp_path / "pkg" / "__main__.py"
+    ).read_text()
+    assert "RESULT [1.0, 1.0, 1.0] BACKWARD False" in run_warp(tmp_path, "run.py")
