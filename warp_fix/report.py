@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 2
+# A list of numbers that json.dumps(indent=1) spread over one line each (JSON strings hold no raw newline,
+# so only real lists match): written on one line, `seq` lists and timing values stay small and readable.
+_NUMBER_LIST = re.compile(r"\[\n[\s\d.,eE+-]*\]")
 READABLE_VERSIONS = (1, 2)  # 2 groups launches that differ only in `seq`; version 1 files still load
 
 
@@ -282,7 +286,8 @@ class Report:
         return data
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=1, default=str) + "\n")
+        text = json.dumps(self.to_json(), indent=1, default=str)
+        Path(path).write_text(_NUMBER_LIST.sub(lambda m: re.sub(r"\s+", "", m.group(0)), text) + "\n")
 
 
 class ReportError(ValueError):
