@@ -138,10 +138,12 @@ def cmd_apply(args: argparse.Namespace, console: Console) -> int:
             only=args.only, timeout=args.timeout, dry_run=args.dry_run,
             allow_nondeterministic_output=args.allow_nondeterministic_output,
         )
-        result = run_apply(request, progress=_progress(console))
+        said: list[str] = []  # what progress showed, so that the summary does not repeat its warnings
+        show = _progress(console)
+        result = run_apply(request, progress=lambda text: (said.append(text), show(text)))
     except (ApplyError, GitError) as exc:
         raise UsageError(str(exc)) from None
-    print_ledger(result.ledger, console, result.ledger_files)
+    print_ledger(result.ledger, console, result.ledger_files, shown=said)
     if args.json and result.ledger is not None:
         Path(args.json).write_text(json.dumps(result.ledger.to_json(), indent=1, default=str) + "\n")
     return result.exit_code

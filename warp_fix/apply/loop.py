@@ -73,7 +73,9 @@ def run_apply(
     if repo.branch_exists(branch):
         raise ApplyError(repo.existing_branch_message(branch))
     relative = repo.relative_cwd(request.cwd)
-    warnings = _precondition_warnings(repo, request)  # shown once, with the ledger at the end
+    warnings = _precondition_warnings(repo, request)
+    for warning in warnings:
+        say(f"warning: {warning}")
     with termination_interrupts(), Workspace(repo, branch) as workspace:
         session = ApplySession(request, repo, workspace, relative, planner, say, warnings)
         try:

@@ -6,6 +6,7 @@ Every text that comes from data (commands, paths, config keys such as `[tool.war
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from rich.console import Console
@@ -19,7 +20,8 @@ from warp_fix.compare import KERNEL_METRIC, fmt_ms
 STYLE = {KEPT: "green", OFFERED: "magenta", DROPPED: "yellow", DECLINED: "dim", "planned": "cyan"}
 
 
-def print_ledger(ledger: Ledger, console: Console, files=None) -> None:
+def print_ledger(ledger: Ledger, console: Console, files=None, shown: Collection[str] = ()) -> None:
+    """The ledger as a table and a summary; a warning already among the `shown` progress lines is not repeated."""
     dry = ledger.status == "dry-run"
     table = Table(title="warp-fix apply --dry-run" if dry else f"warp-fix apply → {escape(ledger.branch or '')}")
     table.add_column("fix", no_wrap=True)
@@ -30,6 +32,8 @@ def print_ledger(ledger: Ledger, console: Console, files=None) -> None:
         table.add_row(*_row(entry))
     console.print(table)
     for warning in ledger.warnings:
+        if f"warning: {warning}" in shown:
+            continue
         console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     if ledger.total:
         console.print(f"[bold]total vs baseline:[/] {escape(ledger.total.summary())}", highlight=False)
