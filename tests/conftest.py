@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -19,6 +21,23 @@ def write_app(directory: Path, source: str, name: str = "app.py") -> list[str]:
     """Write a small program and return the argv that runs it."""
     (directory / name).write_text(textwrap.dedent(source))
     return [PYTHON, name]
+
+
+@pytest.fixture(autouse=True)
+def private_tmpdir(tmp_path_factory, monkeypatch):
+    """Each test gets its own TMPDIR (also for the processes it starts) and must leave no warp-fix files there.
+
+    warp-fix's sandboxes, worktrees and demo copies are `warp-fix-*` directories in TMPDIR; one left
+    behind means a cleanup path does not run. The directory itself is removed either way.
+    """
+    directory = tmp_path_factory.mktemp("tmpdir")
+    monkeypatch.setenv("TMPDIR", str(directory))
+    monkeypatch.setattr(tempfile, "tempdir", str(directory))
+    yield directory
+    left = sorted(p.name for p in directory.glob("warp-fix-*"))
+    shutil.rmtree(directory, ignore_errors=True)
+    if left:
+        pytest.fail(f"the test left {', '.join(left)} in TMPDIR", pytrace=False)
 
 
 # A module built twice: `shift` is defined after `scale` was launched (kernel-after-load).

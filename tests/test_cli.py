@@ -53,7 +53,7 @@ def test_interrupt_exits_130(tmp_path, monkeypatch):
     def interrupted(args, console):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_compare", interrupted)
+    monkeypatch.setitem(cli.COMMANDS, "compare", interrupted)
     assert cli.main(["compare", "a.json", "b.json"]) == 130
 
 
@@ -105,7 +105,7 @@ def test_bash_completion_is_valid_and_lists_every_subcommand():
     script = completion("bash")
     subprocess.run(["bash", "-n"], input=script, text=True, check=True)
     names = [c.name for c in subcommands(cli.build_parser())]
-    assert {"measure", "compare", "plan", "apply", "log", "demo", "check", "completion"} <= set(names)
+    assert {"measure", "compare", "plan", "apply", "log", "demo", "check", "completion", "skill"} <= set(names)
     assert complete_bash(script, "warp-fix", "") == names
     assert complete_bash(script, "warp-fix", "check", "--ba") == ["--baseline"]
     assert complete_bash(script, "warp-fix", "completion", "") == ["bash", "zsh"]
@@ -136,3 +136,129 @@ def test_plan_from_a_report_whose_project_is_gone_exits_2(tmp_path, capsys):
     report.save(tmp_path / "r.json")
     assert cli.main(["plan", "--from-report", str(tmp_path / "r.json")]) == 2
     assert "the repository to scan does not exist" in capsys.readouterr().err
+
+
+def test_every_subcommand_has_a_handler():
+    assert {c.name for c in subcommands(cli.build_parser())} == set(cli.COMMANDS)
+
+
+def test_cli_reference_does_not_import_the_cli():
+    program = "import sys, warp_fix.cli_reference; print('warp_fix.cli' in sys.modules)"
+    shown = subprocess.run([PYTHON, "-c", program], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert shown.strip() == "False"
+
+
+@pytest.mark.parametrize(("command", "default"), [("measure", 3), ("plan", 1), ("check", 1)])
+def test_help_shows_the_samples_default_and_the_command_after_dashes(command, default):
+    parser = next(c.parser for c in subcommands(cli.build_parser()) if c.name == command)
+    text = " ".join(parser.format_help().split())
+    assert f"(default {default})" in text
+    usage = parser.format_usage()
+    assert "-- COMMAND ..." in usage
+    assert all(line.strip() not in ("...", "COMMAND...") for line in usage.splitlines())
+
+
+def test_a_script_that_does_not_exist_is_bad_input_said_once(tmp_path):
+    proc = warp_fix("measure", "--samples", "1", "--", PYTHON, "nonexistent.py", cwd=tmp_path)
+    assert_usage_error(proc, "the command cannot start")
+    assert (proc.stdout + proc.stderr).count("can't open file") == 1
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_command_that_fails_shows_its_error_once_and_exits_1(tmp_path):
+    (tmp_path / "app.py").write_text(
+        "import sys\nprint('context line', file=sys.stderr)\nsys.exit('the solver diverged')\n"
+    )
+    proc = warp_fix("measure", "--samples", "1", "--", PYTHON, "app.py", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count("the solver diverged") == 1
+    assert "context line" in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("warp-fix: error: the command failed at baseline")
+
+
+def test_a_test_command_that_cannot_start_is_not_blamed_on_the_tests(monkeypatch, capsys, tmp_path):
+    from warp_fix.apply import BaselineTestsFailed
+    from warp_fix.apply.testrun import run_tests
+
+    missing = run_tests(f"{PYTHON} -m no_such_test_runner -q tests", tmp_path)
+    assert missing.exit_code == 1
+
+    def apply(args, console):
+        raise BaselineTestsFailed(missing.command, missing.exit_code, missing.tail)
+
+    monkeypatch.setitem(cli.COMMANDS, "apply", apply)
+    assert cli.main(["apply", "--branch", "wf/x"]) == 2
+    err = capsys.readouterr().err
+    assert "the test command" in err and "cannot start" in err and "No module named no_such_test_runner" in err
+    assert "the tests fail before any change" not in err
+
+
+def test_tests_that_fail_are_still_reported_as_failing_tests(monkeypatch, capsys, tmp_path):
+    from warp_fix.apply import BaselineTestsFailed
+    from warp_fix.apply.testrun import run_tests
+
+    (tmp_path / "check.py").write_text("import missing_dependency_of_the_project\n")
+    failing = run_tests(f"{PYTHON} check.py", tmp_path)
+
+    def apply(args, console):
+        raise BaselineTestsFailed(failing.command, failing.exit_code, failing.tail)
+
+    monkeypatch.setitem(cli.COMMANDS, "apply", apply)
+    assert cli.main(["apply", "--branch", "wf/x"]) == 1
+    assert "the tests fail before any change" in capsys.readouterr().err
+
+
+def test_interrupt_after_kept_fixes_says_what_is_left_and_how_to_review_it(monkeypatch, capsys, tmp_path):
+    from warp_fix.apply.errors import ApplyInterrupted
+    from warp_fix.apply.ledger import KEPT, Entry, Ledger
+
+    ledger = Ledger(branch="wf/startup", base_commit="abc", base_ref="main", command=["python", "app.py"], cwd="",
+                    sampling_rule="")
+    ledger.entries.append(Entry("F1", "cache-discarded", "Keep the kernel cache", "safe", KEPT, "", ["app.py"]))
+    files = (tmp_path / "wf" / "startup.json", tmp_path / "wf" / "startup.md")
+
+    def apply(args, console):
+        raise ApplyInterrupted(ledger, files)
+
+    monkeypatch.setitem(cli.COMMANDS, "apply", apply)
+    assert cli.main(["apply", "--branch", "wf/startup"]) == 130
+    err = capsys.readouterr().err
+    assert "branch wf/startup was kept with 1 measured commit(s)" in err
+    assert str(files[1]) in err
+    assert "warp-fix log wf/startup" in err and "git branch -D wf/startup" in err
+
+
+def test_the_measure_header_quotes_the_command_as_a_shell_would():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from warp_fix.render.terminal import print_report
+
+    report = make_report()
+    report.command = ["python", "-c", "import warp; print(1)"]
+    report.warnings = ["set [tool.warp-fix] test"]
+    out = StringIO()
+    print_report(report, Console(file=out, width=200))
+    text = out.getvalue()
+    assert "python -c 'import warp; print(1)'" in text
+    assert "set [tool.warp-fix] test" in text
+
+
+def test_the_ledger_view_keeps_square_brackets_from_data():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from warp_fix.apply.ledger import DROPPED, Entry, Ledger
+    from warp_fix.apply.view import print_ledger
+
+    ledger = Ledger(branch="wf/x", base_commit="abc", base_ref="main", command=["python", "app.py"], cwd="",
+                    sampling_rule="", warnings=["no test command (--test or [tool.warp-fix] test)"])
+    ledger.entries.append(Entry("F1", "unique-on-stable", "Share [module] of array[float32]", "safe", DROPPED,
+                                "launch dtypes array[vec3f,1] changed", ["app.py"]))
+    out = StringIO()
+    print_ledger(ledger, Console(file=out, width=200))
+    text = out.getvalue()
+    for shown in ("[tool.warp-fix] test", "Share [module] of array[float32]", "array[vec3f,1]"):
+        assert shown in text

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
-from warp_fix import __version__
+from warp_fix.cli_parser import build_parser
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # regression, invalid comparison, command failing at baseline
@@ -31,7 +32,7 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def _progress(console: Console):
-    return lambda text: console.print(f"[dim]{text}[/]", highlight=False)
+    return lambda text: console.print(f"[dim]{escape(text)}[/]", highlight=False)
 
 
 def _sample_bar(console: Console, samples: int):
@@ -64,13 +65,14 @@ def cmd_measure(args: argparse.Namespace, console: Console) -> int:
             progress=advance,
             kernel_timing=args.kernel_time,
         )
+    print_report(report, console)
     if args.json:
         report.save(args.json)
+        console.print(f"report: {args.json} ({Path(args.json).stat().st_size / 1024:,.0f} KiB)", markup=False)
     if args.html:
         from warp_fix.render.html import render_report_html
 
         Path(args.html).write_text(render_report_html(report))
-    print_report(report, console)
     return EXIT_OK if report.summary is not None else EXIT_FAILED
 
 
@@ -136,10 +138,12 @@ def cmd_apply(args: argparse.Namespace, console: Console) -> int:
             only=args.only, timeout=args.timeout, dry_run=args.dry_run,
             allow_nondeterministic_output=args.allow_nondeterministic_output,
         )
-        result = run_apply(request, progress=_progress(console))
+        said: list[str] = []  # what progress showed, so that the summary does not repeat its warnings
+        show = _progress(console)
+        result = run_apply(request, progress=lambda text: (said.append(text), show(text)))
     except (ApplyError, GitError) as exc:
         raise UsageError(str(exc)) from None
-    print_ledger(result.ledger, console, result.ledger_files)
+    print_ledger(result.ledger, console, result.ledger_files, shown=said)
     if args.json and result.ledger is not None:
         Path(args.json).write_text(json.dumps(result.ledger.to_json(), indent=1, default=str) + "\n")
     return result.exit_code
@@ -164,38 +168,32 @@ def cmd_log(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
-def add_apply_commands(sub) -> None:
-    apply = sub.add_parser("apply", help="fix the source on a new git branch, one measured commit per fix")
-    apply.add_argument("--branch", help="the new branch for the commits (must not exist)")
-    apply.add_argument("--test", help='the project\'s test command, run through the shell, e.g. "pytest -q"')
-    apply.add_argument("--samples", type=int, default=None, help="most interleaved samples per arm (default 3)")
-    apply.add_argument("--allow", nargs="+", metavar="SLUG", help="consent-class mechanisms to apply")
-    apply.add_argument("--only", nargs="+", metavar="FIX", help="only these fix ids (F1) or mechanism slugs")
-    apply.add_argument("--dry-run", action="store_true", help="probe and plan; print what would be done")
-    apply.add_argument("--json", help="also write the ledger (JSON) here")
-    apply.add_argument("--allow-nondeterministic-output", action="store_true",
-                       help="accept a program whose output varies between runs (output is then not compared)")
-    apply.add_argument("--cwd", default=".", help="directory to run the command in")
-    apply.add_argument("--timeout", type=float, default=None, help="seconds allowed per run")
-    apply.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND... (default: [tool.warp-fix] command)")
-    apply.set_defaults(run=cmd_apply)
-
-    log = sub.add_parser("log", help="review a branch made by apply, with measured deltas")
-    log.add_argument("branch", nargs="?", help="the branch (default: the current one)")
-    log.add_argument("--base", help="where the branch started (default: recorded by apply)")
-    log.add_argument("--json", action="store_true", help="print JSON")
-    log.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page here")
-    log.add_argument("--cwd", default=".", help="a directory inside the repository")
-    log.set_defaults(run=cmd_log)
-
-
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     from warp_fix.demo import DemoError, run_demo
 
     try:
-        return run_demo(Path(args.dir) if args.dir else None, main, lambda text: console.rule(text))
+        return run_demo(
+            Path(args.keep) if args.keep else None,
+            main,
+            heading=lambda text: console.rule(escape(text)),
+            say=lambda text: console.print(text, markup=False, highlight=False),
+        )
     except DemoError as exc:
         raise UsageError(str(exc)) from None
+
+
+def cmd_skill(args: argparse.Namespace, console: Console) -> int:
+    from warp_fix.agent_skill import SkillError, install_skill, skill_text
+
+    if args.install is None:
+        sys.stdout.write(skill_text())
+        return EXIT_OK
+    try:
+        path, what = install_skill(Path(args.install), force=args.force)
+    except SkillError as exc:
+        raise UsageError(str(exc)) from None
+    console.print(f"{what}: {path}", markup=False, highlight=False)
+    return EXIT_OK
 
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
@@ -248,69 +246,17 @@ def cmd_completion(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
-def add_check_commands(sub) -> None:
-    check = sub.add_parser("check", help="CI guard: fail when cold-start work grew against a committed baseline")
-    check.add_argument("--baseline", required=True, metavar="FILE", help="the committed baseline report")
-    check.add_argument("--timing", action="store_true", help="also fail when cold module work grew beyond noise")
-    check.add_argument("--update", action="store_true", help="measure and rewrite the baseline (exit 0)")
-    check.add_argument("--samples", type=int, default=1, help="cold+warm pairs (structure is deterministic)")
-    check.add_argument("--json", metavar="FILE", help="write the check result here")
-    check.add_argument("--cwd", default=".", help="directory to run the command in")
-    check.add_argument("--timeout", type=float, default=None, help="seconds allowed per run")
-    check.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND... (default: [tool.warp-fix] command)")
-    check.set_defaults(run=cmd_check)
-
-    completion = sub.add_parser("completion", help="print a shell completion script generated from this parser")
-    completion.add_argument("shell", choices=("bash", "zsh"), help="e.g. source <(warp-fix completion bash)")
-    completion.set_defaults(run=cmd_completion)
-
-
-def _add_measure_options(parser: argparse.ArgumentParser, samples: int) -> None:
-    parser.add_argument("--samples", type=int, default=samples, help="cold+warm pairs to run")
-    parser.add_argument("--cwd", default=".", help="directory to run the command in")
-    parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per run")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND...")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="warp-fix", description="Make Warp applications start fast.")
-    parser.add_argument("--version", action="version", version=f"warp-fix {__version__}")
-    sub = parser.add_subparsers(dest="name", required=True, metavar="COMMAND")
-
-    measure = sub.add_parser("measure", help="what Warp built, and why")
-    measure.add_argument("--json", help="write the report here")
-    measure.add_argument("--html", metavar="FILE", help="write a self-contained HTML page here")
-    measure.add_argument("--label", help="a name for this measurement")
-    measure.add_argument(
-        "--kernel-time",
-        action="store_true",
-        help="also record each module's steady-state kernel time (adds work to every launch)",
-    )
-    _add_measure_options(measure, samples=3)
-    measure.set_defaults(run=cmd_measure)
-
-    compare = sub.add_parser("compare", help="did a change help, same workload?")
-    compare.add_argument("before", help="the baseline report (from measure --json)")
-    compare.add_argument("after", help="the report of the changed code")
-    compare.add_argument("--json", help="write the comparison here")
-    compare.add_argument("--allow-option", action="append", help="an option allowed to change (repeatable)")
-    compare.set_defaults(run=cmd_compare)
-    add_apply_commands(sub)
-
-    plan = sub.add_parser("plan", help="findings for every mechanism, and the fixes it would make")
-    plan.add_argument("--json", help="write the plan (with findings) here")
-    plan.add_argument("--markdown", help="write a pull-request description here")
-    plan.add_argument("--html", metavar="FILE", help="write a self-contained HTML page here")
-    plan.add_argument("--from-report", help="plan from a saved report instead of measuring")
-    plan.add_argument("--root", help="repository to scan (default: the measured directory)")
-    _add_measure_options(plan, samples=1)
-    plan.set_defaults(run=cmd_plan)
-
-    demo = sub.add_parser("demo", help="the whole loop on a bundled example app, in a temporary git repository")
-    demo.add_argument("--dir", help="where to put the example repository (default: a new temporary directory)")
-    demo.set_defaults(run=cmd_demo)
-    add_check_commands(sub)
-    return parser
+COMMANDS = {
+    "measure": cmd_measure,
+    "compare": cmd_compare,
+    "apply": cmd_apply,
+    "log": cmd_log,
+    "plan": cmd_plan,
+    "demo": cmd_demo,
+    "check": cmd_check,
+    "completion": cmd_completion,
+    "skill": cmd_skill,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -322,20 +268,48 @@ def main(argv: list[str] | None = None) -> int:
     errors = Console(stderr=True, soft_wrap=True)  # one-line errors stay one line
     args = build_parser().parse_args(argv)
     if getattr(args, "samples", 1) is not None and getattr(args, "samples", 1) < 1:
-        errors.print("warp-fix: error: --samples must be at least 1")
+        errors.print("warp-fix: error: --samples must be at least 1", markup=False)
         return EXIT_USAGE
     try:
-        return args.run(args, console)
+        return COMMANDS[args.name](args, console)
     except BaselineFailed as exc:
-        errors.print(exc.stderr_tail.rstrip()[-2000:], markup=False, highlight=False)
-        errors.print(f"warp-fix: error: {exc}", markup=False)
-        return EXIT_FAILED
+        return _baseline_failed(exc, errors)
     except (ProbeError, ReportError, UsageError) as exc:
         errors.print(f"warp-fix: error: {exc}", markup=False)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        errors.print("warp-fix: interrupted")
+    except KeyboardInterrupt as exc:
+        from warp_fix.apply.errors import ApplyInterrupted
+        from warp_fix.apply.view import interrupted_lines
+
+        lines = interrupted_lines(exc.ledger, exc.ledger_files) if isinstance(exc, ApplyInterrupted) else []
+        errors.print("\n".join(["warp-fix: interrupted", *lines]), markup=False, highlight=False)
         return EXIT_INTERRUPTED
+
+
+def _baseline_failed(exc, errors: Console) -> int:
+    """A command that never started is bad input (exit 2); one that ran and failed is a "no" (exit 1).
+
+    Either way the error line is printed once: the output tail above it stops short of the line the
+    error message already quotes.
+    """
+    from warp_fix.apply.errors import BaselineTestsFailed
+    from warp_fix.cannot_start import cannot_start
+
+    reason = cannot_start(exc.exit_code, exc.stderr_tail)
+    if reason is not None:
+        if isinstance(exc, BaselineTestsFailed):
+            what, advice = f"the test command `{exc.command}`", ": install what it runs, or pass another --test"
+        else:
+            what, advice = "the command", ""
+        errors.print(f"warp-fix: error: {what} cannot start ({reason}){advice}", markup=False, highlight=False)
+        return EXIT_USAGE
+    tail = exc.stderr_tail.rstrip()[-2000:].splitlines()
+    if tail and tail[-1].strip() and tail[-1].strip() in str(exc):
+        tail = tail[:-1]
+    if tail:
+        errors.print("\n".join(tail), markup=False, highlight=False)
+    errors.print(f"warp-fix: error: {exc}", markup=False, highlight=False)
+    return EXIT_FAILED
 
 
 if __name__ == "__main__":

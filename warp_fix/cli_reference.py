@@ -1,7 +1,8 @@
 """Everything derived from the argparse parser: the Markdown CLI reference and shell completion scripts.
 
-Generating them from `cli.build_parser()` means they cannot drift from the real options:
-tests/test_docs.py fails when docs/cli.md differs from `render_markdown(build_parser())`.
+Generating them from `cli_parser.build_parser()` means they cannot drift from the real options:
+tests/test_docs.py fails when docs/cli.md differs from `render_markdown(build_parser())`. This module
+reads the parser it is given and never imports cli.py (which imports this one for `completion`).
 
     python -m warp_fix.cli_reference > docs/cli.md
 """
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 
 REGENERATE = "python -m warp_fix.cli_reference > docs/cli.md"
 USAGE_WIDTH = 100
-COMMAND_HELP = "the command to measure, run as argv (no shell)"
 
 
 @dataclass(frozen=True)
@@ -92,15 +92,6 @@ def default_text(action: argparse.Action) -> str:
     return f"`{action.default}`"
 
 
-def meaning(action: argparse.Action) -> str:
-    """The help text; the command's "-- COMMAND..." help repeats the syntax, so say what it is instead."""
-    text = action.help or ""
-    if is_remainder(action):
-        rest = text.removeprefix("-- COMMAND...").strip()
-        return f"{COMMAND_HELP} {rest}" if rest else COMMAND_HELP
-    return text
-
-
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -109,7 +100,7 @@ def argument_table(parser: argparse.ArgumentParser) -> list[str]:
     rows = ["| argument | default | meaning |", "|---|---|---|"]
     for action in documented_actions(parser):
         required = " (required)" if action.required and action.option_strings else ""
-        rows.append(f"| `{argument_syntax(action)}` | {default_text(action)} | {_cell(meaning(action))}{required} |")
+        rows.append(f"| `{argument_syntax(action)}` | {default_text(action)} | {_cell(action.help or '')}{required} |")
     return rows
 
 
@@ -265,7 +256,7 @@ def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
 
 
 def main() -> int:
-    from warp_fix.cli import build_parser
+    from warp_fix.cli_parser import build_parser
 
     sys.stdout.write(render_markdown(build_parser()))
     return 0

@@ -1,21 +1,33 @@
 """`warp-fix demo`: the whole loop on a bundled example, in a throwaway git repository.
 
-The example is the `composite` fixture (several mechanisms at once). It is copied
-into a temporary directory, committed, planned, applied on a branch, and the
-branch is reviewed; nothing outside the temporary directory is touched.
+The example (`warp_fix/demo_app`, a copy of the `composite` fixture: several mechanisms at once) ships
+inside the package, so the demo works from a plain `pip install`; its tests use `unittest`, so it
+needs nothing the package does not install. It is copied into a temporary directory, committed,
+planned, applied on a branch and the branch reviewed; the directory is removed at the end unless
+`--keep DIR` names where to leave it.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "composite"
+from warp_fix.config import load_config
+
+EXAMPLE = Path(__file__).resolve().with_name("demo_app")
 BRANCH = "wf/startup"
+BASE = "main"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+EXIT_NOTHING_KEPT = 1
+
+Say = Callable[[str], None]
 
 
 class DemoError(Exception):
@@ -25,27 +37,91 @@ class DemoError(Exception):
 def prepare_example(destination: Path) -> Path:
     """Copy the example into `destination` as a fresh git repository with one commit."""
     if not (EXAMPLE / "pyproject.toml").is_file():
-        raise DemoError(f"the bundled example is missing ({EXAMPLE}): run the demo from a source checkout")
+        raise DemoError(f"the bundled example is missing ({EXAMPLE}): reinstall warp-fix")
     repo = destination / "terrain-app"
+    if repo.exists():
+        raise DemoError(f"{repo} already exists: pass another --keep directory or remove it")
     shutil.copytree(EXAMPLE, repo, ignore=IGNORED)
-    env_args = ["-c", "user.name=warp-fix demo", "-c", "user.email=demo@warp-fix.invalid"]
-    for command in (["init", "-q", "-b", "main"], ["add", "-A"], [*env_args, "commit", "-q", "-m", "Terrain app"]):
+    identity = ["-c", "user.name=warp-fix demo", "-c", "user.email=demo@warp-fix.invalid"]
+    for command in (["init", "-q", "-b", BASE], ["add", "-A"], [*identity, "commit", "-q", "-m", "Terrain app"]):
         subprocess.run(["git", *command], cwd=repo, check=True, capture_output=True)
     return repo
 
 
-def run_demo(keep: Path | None, run_cli: Callable[[list[str]], int], say: Callable[[str], None]) -> int:
-    """Plan, apply and log on a copy of the example; returns the apply exit code."""
-    parent = Path(tempfile.mkdtemp(prefix="warp-fix-demo-")) if keep is None else keep
-    parent.mkdir(parents=True, exist_ok=True)
+@contextmanager
+def this_interpreter_first() -> Iterator[None]:
+    """The example runs `python ...`: make that the interpreter warp-fix runs in, also when no venv is active."""
+    previous = os.environ.get("PATH")
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), *([previous] if previous else [])])
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("PATH", None)
+        else:
+            os.environ["PATH"] = previous
+
+
+def kept_commits(repo: Path) -> int:
+    proc = subprocess.run(
+        ["git", "rev-list", "--count", f"{BASE}..refs/heads/{BRANCH}"], cwd=repo, capture_output=True, text=True
+    )
+    return int(proc.stdout) if proc.returncode == 0 else 0
+
+
+def why_nothing_was_kept(ledger_file: Path) -> list[str]:
+    """One line per fix apply considered, from its ledger (empty when apply wrote none)."""
+    try:
+        entries = json.loads(ledger_file.read_text())["entries"]
+    except (OSError, ValueError, KeyError):
+        return []
+    if not entries:
+        return ["the plan had no fix to try"]
+    return [f"{e['fix_id']} {e['title']}: {e['outcome']}, {e['reason']}" for e in entries]
+
+
+def run_demo(keep: Path | None, run_cli: Callable[[list[str]], int], heading: Say, say: Say) -> int:
+    """Plan, apply and log on a copy of the example; 0 only when apply kept at least one fix."""
+    parent = Path(tempfile.mkdtemp(prefix="warp-fix-demo-")) if keep is None else keep.resolve()
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        code, repo = _walk_through(parent, run_cli, heading, say)
+        if keep is None:
+            say("the example repository was temporary and is now removed; `warp-fix demo --keep DIR` keeps it")
+        elif kept_commits(repo):
+            say(f"the repository stays in {repo}: `git -C {repo} log --stat {BRANCH}` shows the commits")
+        return code
+    finally:
+        if keep is None:
+            shutil.rmtree(parent, ignore_errors=True)
+
+
+def _walk_through(parent: Path, run_cli: Callable[[list[str]], int], heading: Say, say: Say) -> tuple[int, Path]:
     repo = prepare_example(parent)
-    say(f"example app copied to {repo} (a fresh git repository)")
-    command = ["--", "python", "-m", "terrain"]
-    say("step 1/3: plan")
-    run_cli(["plan", "--cwd", str(repo), *command])
-    say(f"step 2/3: apply on branch {BRANCH} (tests: python -m pytest -q tests)")
-    code = run_cli(["apply", "--branch", BRANCH, "--samples", "1", "--cwd", str(repo), *command])
-    say("step 3/3: log")
+    config = load_config(repo, repo)
+    command = ["--", *(config.command or ())]
+    say(f"example app copied to {repo} (a fresh git repository); its tests: {config.test}")
+    ledger_file = parent / "ledger.json"
+    with this_interpreter_first():
+        heading("step 1/3: plan")
+        code = run_cli(["plan", "--cwd", str(repo), *command])
+        if code:
+            say(f"the demo stopped: plan exited {code} (the error is above)")
+            return code, repo
+        heading(f"step 2/3: apply on branch {BRANCH}")
+        code = run_cli(
+            ["apply", "--branch", BRANCH, "--samples", "1", "--json", str(ledger_file), "--cwd", str(repo), *command]
+        )
+    if code:
+        say(f"the demo stopped: apply exited {code} (the error is above); no fix was kept")
+        return code, repo
+    kept = kept_commits(repo)
+    if not kept:
+        say("no fix was kept, so there is no branch to review:")
+        for line in why_nothing_was_kept(ledger_file):
+            say(f"  {line}")
+        return EXIT_NOTHING_KEPT, repo
+    heading("step 3/3: log")
     run_cli(["log", BRANCH, "--cwd", str(repo)])
-    say(f"the branch {BRANCH} is in {repo}: `git -C {repo} log --stat {BRANCH}` shows the commits")
-    return code
+    say(f"{kept} fix(es) kept as commits on {BRANCH}, each measured and tested")
+    return 0, repo

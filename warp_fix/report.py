@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# A list of numbers that json.dumps(indent=1) spread over one line each (JSON strings hold no raw newline,
+# so only real lists match): written on one line, `seq` lists and timing values stay small and readable.
+_NUMBER_LIST = re.compile(r"\[\n[\s\d.,eE+-]*\]")
+READABLE_VERSIONS = (1, 2)  # 2 groups launches that differ only in `seq`; version 1 files still load
 
 
 @dataclass(frozen=True)
@@ -272,13 +277,17 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
+        data["schema_version"] = SCHEMA_VERSION  # the layout written is always this version's
+        for name in ("trace", "warm_trace"):
+            data[name]["launches"] = grouped_launches(data[name]["launches"])
         trace = data["trace"]
         for name in ("builds", "launches", "option_changes", "cache_ops", "kernel_defs"):
             data[name] = trace[name]
         return data
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=1, default=str) + "\n")
+        text = json.dumps(self.to_json(), indent=1, default=str)
+        Path(path).write_text(_NUMBER_LIST.sub(lambda m: re.sub(r"\s+", "", m.group(0)), text) + "\n")
 
 
 class ReportError(ValueError):
@@ -291,8 +300,9 @@ def load_report(path: str | Path) -> Report:
     except (OSError, json.JSONDecodeError) as exc:
         raise ReportError(f"cannot read report {path}: {exc}") from exc
     version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != SCHEMA_VERSION:
-        raise ReportError(f"{path}: report schema_version {version!r}, this warp-fix reads {SCHEMA_VERSION}")
+    if version not in READABLE_VERSIONS:
+        readable = " and ".join(map(str, READABLE_VERSIONS))
+        raise ReportError(f"{path}: report schema_version {version!r}, this warp-fix reads {readable}")
     try:
         return report_from_json(data)
     except (KeyError, TypeError) as exc:
@@ -309,12 +319,36 @@ def _with_site(cls, item: dict):
     return cls(**{**item, "site": _site(item.get("site"))})
 
 
+def grouped_launches(launches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Launches that differ only in `seq` become one record whose `seq` lists them all.
+
+    A loop that launches 4 kernels 1,000 times is 4 records and 4,000 numbers instead of 4,000 records
+    with a site and a stack each: that detail was most of a report's size.
+    """
+    groups: dict[str, dict[str, Any]] = {}
+    for launch in launches:
+        shape = {key: value for key, value in launch.items() if key != "seq"}
+        group = groups.setdefault(json.dumps(shape, sort_keys=True, default=str), {"seq": [], **shape})
+        group["seq"].append(launch["seq"])
+    return list(groups.values())
+
+
+def _launches(records: list[dict[str, Any]]) -> list[Launch]:
+    """Launches in run order from grouped records (schema 2) or one record per launch (schema 1)."""
+    launches = [
+        _with_site(Launch, {**record, "seq": seq})
+        for record in records
+        for seq in (record["seq"] if isinstance(record["seq"], list) else [record["seq"]])
+    ]
+    return sorted(launches, key=lambda launch: launch.seq)
+
+
 def trace_from_json(data: dict) -> Trace:
     return Trace(
         warp_version=data.get("warp_version", ""),
         tracer_mode=data.get("tracer_mode", "objects"),
         builds=[_with_site(ModuleBuild, b) for b in data.get("builds", [])],
-        launches=[_with_site(Launch, x) for x in data.get("launches", [])],
+        launches=_launches(data.get("launches", [])),
         launch_count=data.get("launch_count", 0),
         launch_digest=data.get("launch_digest", ""),
         option_changes=[_with_site(OptionChange, x) for x in data.get("option_changes", [])],

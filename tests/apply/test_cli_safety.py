@@ -7,13 +7,16 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.apply.conftest import PYTHON, REPO, checkout_snapshot, git, init_repo, run_cli
+from warp_fix import cli
 from warp_fix.apply import build_request, run_apply
+from warp_fix.apply.errors import ApplyInterrupted
 from warp_fix.plan import Plan
 
 SLOW_APP = {
@@ -170,6 +173,7 @@ def test_ctrl_c_mid_run_leaves_the_checkout_and_removes_the_empty_branch(slow_re
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+    assert "no fix was kept before the interrupt: no branch was left (wf/int is free again)" in stderr
     assert checkout_snapshot(slow_repo) == before
     assert "warp-fix-apply-" not in git(slow_repo, "worktree", "list")
     assert not git(slow_repo, "branch", "--list", "wf/int")  # no commit yet: the name is free again
@@ -207,3 +211,30 @@ def test_sigkill_mid_run_leaves_the_checkout_and_a_rerun_prunes_and_says_what_to
     assert "warp-fix-apply-" not in git(slow_repo, "worktree", "list")
     assert not any(Path(p).exists() for p in stale)
     assert checkout_snapshot(slow_repo) == before
+    # Nothing runs on SIGKILL: the probe sandbox of the killed run stays in TMPDIR, so the test removes it.
+    for sandbox in Path(tempfile.gettempdir()).glob("warp-fix-*"):
+        shutil.rmtree(sandbox)
+
+
+def test_a_configuration_warning_is_shown_once_with_its_brackets(tmp_path, monkeypatch, capsys):
+    repo = init_repo(tmp_path / "r", SLOW_APP)
+    monkeypatch.setattr("warp_fix.apply.loop.default_planner", lambda report, root, command: Plan(command))
+    argv = ["apply", "--branch", "wf/x", "--samples", "1", "--cwd", str(repo), "--", PYTHON, "app.py"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("no test command") == 1
+    assert "no test command (--test or [tool.warp-fix] test)" in " ".join(out.split())
+
+
+def test_an_interrupt_reaches_the_caller_with_the_ledger(tmp_path):
+    repo = init_repo(tmp_path / "r", SLOW_APP)
+
+    def interrupted(report, root, command):
+        raise KeyboardInterrupt
+
+    request = build_request(command=[PYTHON, "app.py"], cwd=repo, branch="wf/i", samples=1)
+    with pytest.raises(ApplyInterrupted) as info:
+        run_apply(request, planner=interrupted)
+    assert info.value.ledger.status == "interrupted" and info.value.ledger.branch == "wf/i"
+    assert info.value.ledger_files is None  # nothing kept: no ledger written
+    assert not git(repo, "branch", "--list", "wf/i")

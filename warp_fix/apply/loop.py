@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from pathlib import Path
 from warp_fix.apply import budget
 from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
 from warp_fix.apply.commit import commit_files, commit_message
-from warp_fix.apply.errors import ApplyError, BaselineTestsFailed
+from warp_fix.apply.errors import ApplyError, ApplyInterrupted, BaselineTestsFailed
 from warp_fix.apply.gate import Gate
 from warp_fix.apply.ledger import (
     DECLINED,
@@ -76,7 +77,11 @@ def run_apply(
     for warning in warnings:
         say(f"warning: {warning}")
     with termination_interrupts(), Workspace(repo, branch) as workspace:
-        return ApplySession(request, repo, workspace, relative, planner, say, warnings).run()
+        session = ApplySession(request, repo, workspace, relative, planner, say, warnings)
+        try:
+            return session.run()
+        except KeyboardInterrupt as exc:
+            raise ApplyInterrupted(session.ledger, session.ledger_files) from exc
 
 
 def _precondition_warnings(repo: UserRepo, request: ApplyRequest) -> list[str]:
@@ -133,6 +138,7 @@ class ApplySession:
         self.command = list(request.command)
         self.kept: list[tuple[Fix, Entry]] = []
         self.accepted_report: Report | None = None  # latest measurement of the accepted state
+        self.ledger_files: tuple[Path, Path] | None = None
         self.ledger = Ledger(
             branch=request.branch,
             base_commit=repo.head,
@@ -163,7 +169,7 @@ class ApplySession:
             self.ledger.status = "failed"
             raise
         finally:
-            files = self._finish(start)
+            files = self.ledger_files = self._finish(start)
         return ApplyResult(self.ledger, plan, files)
 
     def _work_through(self, plan: Plan) -> Plan:
@@ -199,7 +205,7 @@ class ApplySession:
 
     def _baseline(self) -> Report:
         samples = budget.baseline_samples(self.request.samples)
-        self.say(f"baseline: {samples} cold+warm sample(s) of {' '.join(self.command)}")
+        self.say(f"baseline: one measurement of {samples} cold+warm sample(s) of {shlex.join(self.command)}")
         report = self.clock.measure(
             self.command, self.candidate_cwd, samples, self.request.timeout, "baseline"
         )
@@ -379,7 +385,7 @@ class DryRun:
         command = list(self.request.command)
         clock = ProbeClock()
         samples = budget.baseline_samples(self.request.samples)
-        self.say(f"baseline: {samples} cold+warm sample(s) of {' '.join(command)}")
+        self.say(f"baseline: one measurement of {samples} cold+warm sample(s) of {shlex.join(command)}")
         report = clock.measure(command, self.request.cwd, samples, self.request.timeout, "baseline")
         plan = self.planner(report, root, command)
         gate = Gate(self.request.allow, self.request.only, self.request.protected)

@@ -1,6 +1,13 @@
-"""Terminal views (rich) of the apply ledger and of `warp-fix log`."""
+"""Terminal views (rich) of the apply ledger and of `warp-fix log`.
+
+Every text that comes from data (commands, paths, config keys such as `[tool.warp-fix]`, dtypes such as
+`array[float32]`) is escaped: rich would read square brackets as markup and drop them.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -13,9 +20,10 @@ from warp_fix.compare import KERNEL_METRIC, fmt_ms
 STYLE = {KEPT: "green", OFFERED: "magenta", DROPPED: "yellow", DECLINED: "dim", "planned": "cyan"}
 
 
-def print_ledger(ledger: Ledger, console: Console, files=None) -> None:
+def print_ledger(ledger: Ledger, console: Console, files=None, shown: Collection[str] = ()) -> None:
+    """The ledger as a table and a summary; a warning already among the `shown` progress lines is not repeated."""
     dry = ledger.status == "dry-run"
-    table = Table(title="warp-fix apply --dry-run" if dry else f"warp-fix apply → {ledger.branch}")
+    table = Table(title="warp-fix apply --dry-run" if dry else f"warp-fix apply → {escape(ledger.branch or '')}")
     table.add_column("fix", no_wrap=True)
     table.add_column("outcome", no_wrap=True)
     table.add_column("measured", ratio=2, overflow="fold")
@@ -24,34 +32,51 @@ def print_ledger(ledger: Ledger, console: Console, files=None) -> None:
         table.add_row(*_row(entry))
     console.print(table)
     for warning in ledger.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        if f"warning: {warning}" in shown:
+            continue
+        console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     if ledger.total:
-        console.print(f"[bold]total vs baseline:[/] {ledger.total.summary()}", highlight=False)
+        console.print(f"[bold]total vs baseline:[/] {escape(ledger.total.summary())}", highlight=False)
     if ledger.total_note:
-        console.print(f"[dim]{ledger.total_note}[/]", highlight=False)
+        console.print(f"[dim]{escape(ledger.total_note)}[/]", highlight=False)
     kept = len(ledger.of(KEPT))
     if not dry:
         console.print(
             f"{kept} kept, {len(ledger.of(OFFERED))} offered, {len(ledger.of(DROPPED))} dropped, "
             f"{len(ledger.of(DECLINED))} declined; "
-            f"{ledger.probe_calls} probe runs ({ledger.probe_seconds:.0f} s), "
+            f"{ledger.probe_calls} measurement(s) ({ledger.probe_seconds:.0f} s), "
             f"tests {ledger.test_seconds:.0f} s, "
             f"total {ledger.total_seconds:.0f} s",
             highlight=False,
         )
     if files:
-        console.print(f"[dim]ledger: {files[1]} (and .json)[/]", highlight=False)
+        console.print(f"[dim]ledger: {escape(str(files[1]))} (and .json)[/]", highlight=False)
     if kept and ledger.branch:
-        console.print(f"review: warp-fix log {ledger.branch}", highlight=False)
+        console.print(f"review: warp-fix log {ledger.branch}", markup=False, highlight=False)
+
+
+def interrupted_lines(ledger: Ledger, files: tuple[Path, Path] | None) -> list[str]:
+    """What an interrupted apply left behind, for the lines under `warp-fix: interrupted`."""
+    kept = len(ledger.of(KEPT))
+    if not kept:
+        return [f"no fix was kept before the interrupt: no branch was left ({ledger.branch} is free again)"]
+    lines = [f"branch {ledger.branch} was kept with {kept} measured commit(s): the fixes kept before the interrupt"]
+    if files:
+        lines.append(f"ledger: {files[1]} (and .json)")
+    lines += [
+        f"review it: warp-fix log {ledger.branch}",
+        f"delete it: git branch -D {ledger.branch}",
+    ]
+    return lines
 
 
 def _row(entry: Entry) -> list[str]:
     outcome = f"[{STYLE.get(entry.outcome, '')}]{entry.outcome}[/]"
-    fix = entry.fix_id + (f" {entry.commit[:8]}" if entry.commit else "")
+    fix = escape(entry.fix_id + (f" {entry.commit[:8]}" if entry.commit else ""))
     why = entry.reason
     if entry.numbers is None and entry.expected:
         why += f"; untested estimate: {entry.expected}"
-    what = f"{entry.title}\n[dim]{escape(why)}[/]"
+    what = f"{escape(entry.title)}\n[dim]{escape(why)}[/]"
     n = entry.numbers
     if n is None:
         return [fix, outcome, "", what]
@@ -66,7 +91,7 @@ def _row(entry: Entry) -> list[str]:
         )
         if x
     )
-    return [fix, outcome, measured, what]
+    return [fix, outcome, escape(measured), what]
 
 
 def _pair(pair) -> str:
@@ -79,7 +104,9 @@ def _ms(numbers: Numbers, metric: str) -> str:
 
 
 def print_log(log: BranchLog, console: Console) -> None:
-    table = Table(title=f"{log.branch}: {len(log.rows)} commit(s) since {log.base[:10]} ({log.base_source})")
+    table = Table(
+        title=escape(f"{log.branch}: {len(log.rows)} commit(s) since {log.base[:10]} ({log.base_source})")
+    )
     for column in (
         "commit",
         "subject",
@@ -93,17 +120,23 @@ def print_log(log: BranchLog, console: Console) -> None:
     for row in log.rows:
         if not row.by_warp_fix:
             table.add_row(
-                row.sha[:10], row.subject, "[dim]not made by warp-fix[/]", ", ".join(row.files), "", "", ""
+                row.sha[:10], escape(row.subject), "[dim]not made by warp-fix[/]", escape(", ".join(row.files)),
+                "", "", "",
             )
             continue
         table.add_row(
-            row.sha[:10],
-            row.subject,
-            row.trailers.get("Mechanism", ""),
-            ", ".join(row.files),
-            row.trailers.get("Identities", ""),
-            row.trailers.get("Cold-Module-Ms", ""),
-            row.trailers.get("Compile-Elapsed-Ms", ""),
+            *(
+                escape(text)
+                for text in (
+                    row.sha[:10],
+                    row.subject,
+                    row.trailers.get("Mechanism", ""),
+                    ", ".join(row.files),
+                    row.trailers.get("Identities", ""),
+                    row.trailers.get("Cold-Module-Ms", ""),
+                    row.trailers.get("Compile-Elapsed-Ms", ""),
+                )
+            )
         )
     console.print(table)
     totals = log.totals()
@@ -111,6 +144,7 @@ def print_log(log: BranchLog, console: Console) -> None:
         text = ", ".join(f"{k} {b:.0f} -> {a:.0f}" for k, (b, a) in totals.items())
         console.print(
             f"totals over {len(log.ours)} warp-fix commit(s) (timings: sum of per-commit deltas): {text}",
+            markup=False,
             highlight=False,
         )
     if log.foreign:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from warp_fix.plan import Plan
@@ -12,29 +13,29 @@ STATUS_STYLE = {"fired": "bold red", "ruled-out": "green", "not-applicable": "di
 
 def print_plan(plan: Plan, console: Console) -> None:
     for warning in plan.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     table = Table(title="Findings (every mechanism checked)")
     for column in ("mechanism", "status", "reason"):
         table.add_column(column)
     for finding in plan.findings:
         style = STATUS_STYLE.get(finding.status, "")
-        table.add_row(finding.title, f"[{style}]{finding.status}[/]", finding.reason)
+        table.add_row(escape(finding.title), f"[{style}]{finding.status}[/]", escape(finding.reason))
     console.print(table)
     if not plan.fixes:
         console.print(
             f"[green]Nothing to fix:[/] checked {len(plan.checked)} mechanisms; none calls for a change."
         )
     for fix in plan.fixes:
-        console.print(f"[bold]{fix.id}[/] \\[{fix.safety}] {fix.title}  [dim]({fix.slug})[/]")
-        console.print(f"    {fix.description}")
+        console.print(f"[bold]{fix.id}[/] \\[{fix.safety}] {escape(fix.title)}  [dim]({fix.slug})[/]")
+        console.print(f"    {fix.description}", markup=False)
         if fix.codemod:
-            console.print(f"    codemod {fix.codemod} {fix.args}")
+            console.print(f"    codemod {fix.codemod} {fix.args}", markup=False)
         if fix.lines or fix.files:
-            console.print(f"    changes {', '.join(fix.lines or fix.files)}")
-        console.print(f"    expected: {fix.expected}")
+            console.print(f"    changes {', '.join(fix.lines or fix.files)}", markup=False)
+        console.print(f"    expected: {fix.expected}", markup=False)
     reasons = [n for n in plan.not_proposed if not n.reason.startswith(("ruled-out", "not-applicable"))]
     for item in reasons:
-        console.print(f"[dim]not proposed ({item.slug}): {item.reason}[/]")
+        console.print(f"[dim]not proposed ({item.slug}): {escape(item.reason)}[/]")
 
 
 def plan_markdown(plan: Plan) -> str:

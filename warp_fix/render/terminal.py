@@ -1,8 +1,15 @@
-"""Terminal views (rich) of a Report and a Comparison."""
+"""Terminal views (rich) of a Report and a Comparison.
+
+Text from data (commands, module names, dtypes such as `array[float32]`, option values) is escaped:
+rich would read square brackets as markup and drop them.
+"""
 
 from __future__ import annotations
 
+import shlex
+
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from warp_fix.compare import Comparison, fmt_ms
@@ -16,11 +23,10 @@ def _ms(stat: Stat) -> str:
 
 
 def print_report(report: Report, console: Console) -> None:
-    console.print(
-        f"[bold]warp-fix measure[/] {' '.join(report.command)}  (Warp {report.warp_version or '?'})"
-    )
+    command = escape(shlex.join(report.command))
+    console.print(f"[bold]warp-fix measure[/] {command}  (Warp {escape(report.warp_version or '?')})")
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     summary = report.summary
     if summary is None:
         console.print("[red]no sample succeeded: nothing to report[/]")
@@ -40,7 +46,7 @@ def print_report(report: Report, console: Console) -> None:
         per_module = ", ".join(f"{t.module} {fmt_ms(t.ms)} ms/{t.launches}" for t in report.warm_trace.kernel_times)
         table.add_row(
             "steady-state kernel time (warm)",
-            f"{fmt_ms(kernel.median)} ms ± {fmt_ms(kernel.mad)} (n={len(kernel.values)}): {per_module}",
+            f"{fmt_ms(kernel.median)} ms ± {fmt_ms(kernel.mad)} (n={len(kernel.values)}): {escape(per_module)}",
         )
     if report.trace.cuda_toolkit:
         table.add_row("CUDA toolkit (Warp runtime)", report.trace.cuda_toolkit)
@@ -48,7 +54,7 @@ def print_report(report: Report, console: Console) -> None:
     _print_builds(report, console)
     _print_rebuilds(report, console)
     for line in direct_diagnoses(report):
-        console.print(f"[bold magenta]diagnosis:[/] {line}")
+        console.print(f"[bold magenta]diagnosis:[/] {escape(line)}")
 
 
 def _print_builds(report: Report, console: Console) -> None:
@@ -59,7 +65,7 @@ def _print_builds(report: Report, console: Console) -> None:
     for column in ("module", "hash", "device", "block_dim", "status", "ms", "native ms", "triggered at"):
         table.add_column(column, justify="right" if column in ("ms", "native ms", "block_dim") else "left")
     for build in builds[:MAX_BUILD_ROWS]:
-        table.add_row(
+        cells = (
             build.module,
             build.hash[:7],
             build.device,
@@ -69,9 +75,10 @@ def _print_builds(report: Report, console: Console) -> None:
             f"{build.native_ms:,.0f}",
             str(build.site) if build.site else "",
         )
+        table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
     if len(builds) > MAX_BUILD_ROWS:
-        console.print(f"... and {len(builds) - MAX_BUILD_ROWS} more (see --json)")
+        console.print(f"... and {len(builds) - MAX_BUILD_ROWS} more (see --json)", markup=False)
 
 
 def _print_rebuilds(report: Report, console: Console) -> None:
@@ -80,7 +87,7 @@ def _print_rebuilds(report: Report, console: Console) -> None:
         return
     console.print("[bold]Why rebuilt[/]")
     for rebuild in report.rebuilds:
-        console.print(f"  {rebuild.line()}  [dim]{rebuild.module_ms:,.0f} ms[/]")
+        console.print(f"  {escape(rebuild.line())}  [dim]{rebuild.module_ms:,.0f} ms[/]")
 
 
 def direct_diagnoses(report: Report) -> list[str]:
@@ -127,14 +134,14 @@ def overlap_factor(report: Report) -> float:
 def print_comparison(comparison: Comparison, console: Console) -> None:
     colour = {"IMPROVED": "green", "INCONCLUSIVE": "yellow"}.get(comparison.verdict, "red")
     for name, (before, after) in comparison.structure.items():
-        console.print(f"  {name}: {before:,} -> {after:,}")
+        console.print(f"  {name}: {before:,} -> {after:,}", markup=False)
     for delta in comparison.timing:
-        console.print(f"  {delta.line()}")
+        console.print(f"  {delta.line()}", markup=False)
     workload = {True: "same", False: "CHANGED", None: "unverifiable"}[comparison.workload_same]
     output = {True: "same", False: "CHANGED", None: "not compared"}[comparison.output_same]
     console.print(f"  workload: {workload}; output: {output}")
     for old, new in comparison.renames:
-        console.print(f"  kernel key renamed: {old} -> {new}")
+        console.print(f"  kernel key renamed: {old} -> {new}", markup=False)
     for note in comparison.notes:
-        console.print(f"  note: {note}")
-    console.print(f"[bold {colour}]{comparison.verdict}[/]: " + "; ".join(comparison.reasons))
+        console.print(f"  note: {note}", markup=False)
+    console.print(f"[bold {colour}]{comparison.verdict}[/]: " + escape("; ".join(comparison.reasons)))

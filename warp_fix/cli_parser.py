@@ -1,0 +1,137 @@
+"""The argparse parser of `warp-fix`, on its own so that cli.py (which runs commands) and cli_reference.py
+(which documents them and makes completion scripts) both read it without importing each other."""
+
+from __future__ import annotations
+
+import argparse
+
+from warp_fix import __version__
+
+MEASURE_SAMPLES = 3  # timings need a median and a MAD
+PLAN_SAMPLES = 1  # plan reads structure, which one cold+warm pair settles
+CHECK_SAMPLES = 1  # check compares structure unless --timing
+SKILLS_DIR = ".claude/skills"  # where `skill --install` puts warp-fix/SKILL.md by default
+
+
+class CommandAfterDashes(argparse.HelpFormatter):
+    """Usage shows the measured command as `-- COMMAND ...` where argparse prints a bare `...`."""
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        if action.nargs == argparse.REMAINDER:
+            return "-- COMMAND ..."
+        return super()._format_args(action, default_metavar)
+
+
+def _command_argument(parser: argparse.ArgumentParser, configured: bool) -> None:
+    default = "; default: [tool.warp-fix] command" if configured else ""
+    parser.add_argument(
+        "command", nargs=argparse.REMAINDER, metavar="COMMAND",
+        help=f"the command, after -- (run as argv, no shell{default})",
+    )
+
+
+def _add_run_options(parser: argparse.ArgumentParser, samples: int, samples_help: str) -> None:
+    parser.add_argument("--samples", type=int, default=samples, help=f"{samples_help} (default {samples})")
+    parser.add_argument("--cwd", default=".", help="directory to run the command in")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per run")
+
+
+def _add_measure_commands(sub) -> None:
+    measure = sub.add_parser("measure", help="what Warp built, and why", formatter_class=CommandAfterDashes)
+    measure.add_argument("--json", metavar="FILE", help="write the report here")
+    measure.add_argument("--html", metavar="FILE", help="write a self-contained HTML page here")
+    measure.add_argument("--label", help="a name for this measurement")
+    measure.add_argument(
+        "--kernel-time",
+        action="store_true",
+        help="also record each module's steady-state kernel time (adds work to every launch)",
+    )
+    _add_run_options(measure, MEASURE_SAMPLES, "cold+warm pairs to run: timings are medians over them")
+    _command_argument(measure, configured=False)
+
+    compare = sub.add_parser("compare", help="did a change help, same workload?")
+    compare.add_argument("before", help="the baseline report (from measure --json)")
+    compare.add_argument("after", help="the report of the changed code")
+    compare.add_argument("--json", metavar="FILE", help="write the comparison here")
+    compare.add_argument("--allow-option", action="append", help="an option allowed to change (repeatable)")
+
+
+def _add_apply_commands(sub) -> None:
+    apply = sub.add_parser(
+        "apply", help="fix the source on a new git branch, one measured commit per fix",
+        formatter_class=CommandAfterDashes,
+    )
+    apply.add_argument("--branch", help="the new branch for the commits (must not exist)")
+    apply.add_argument("--test", help='the project\'s test command, run through the shell, e.g. "pytest -q"')
+    apply.add_argument(
+        "--samples", type=int, default=None,
+        help="most interleaved samples per arm (default: [tool.warp-fix] samples, else 3)",
+    )
+    apply.add_argument("--allow", nargs="+", metavar="SLUG", help="consent-class mechanisms to apply")
+    apply.add_argument("--only", nargs="+", metavar="FIX", help="only these fix ids (F1) or mechanism slugs")
+    apply.add_argument("--dry-run", action="store_true", help="probe and plan; print what would be done")
+    apply.add_argument("--json", metavar="FILE", help="also write the ledger (JSON) here")
+    apply.add_argument("--allow-nondeterministic-output", action="store_true",
+                       help="accept a program whose output varies between runs (output is then not compared)")
+    apply.add_argument("--cwd", default=".", help="directory to run the command in")
+    apply.add_argument("--timeout", type=float, default=None, help="seconds allowed per run")
+    _command_argument(apply, configured=True)
+
+    log = sub.add_parser("log", help="review a branch made by apply, with measured deltas")
+    log.add_argument("branch", nargs="?", help="the branch (default: the current one)")
+    log.add_argument("--base", help="where the branch started (default: recorded by apply)")
+    log.add_argument("--json", action="store_true", help="print JSON")
+    log.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page here")
+    log.add_argument("--cwd", default=".", help="a directory inside the repository")
+
+
+def _add_plan_command(sub) -> None:
+    plan = sub.add_parser(
+        "plan", help="findings for every mechanism, and the fixes it would make", formatter_class=CommandAfterDashes
+    )
+    plan.add_argument("--json", metavar="FILE", help="write the plan (with findings) here")
+    plan.add_argument("--markdown", metavar="FILE", help="write a pull-request description here")
+    plan.add_argument("--html", metavar="FILE", help="write a self-contained HTML page here")
+    plan.add_argument("--from-report", metavar="FILE", help="plan from a saved report instead of measuring")
+    plan.add_argument("--root", help="repository to scan (default: the measured directory)")
+    _add_run_options(plan, PLAN_SAMPLES, "cold+warm pairs to run: structure, which plan reads, needs one")
+    _command_argument(plan, configured=False)
+
+
+def _add_other_commands(sub) -> None:
+    demo = sub.add_parser("demo", help="the whole loop on a bundled example app, in a temporary git repository")
+    demo.add_argument(
+        "--keep", metavar="DIR", help="leave the example repository in DIR (default: a temporary directory, removed)"
+    )
+
+    check = sub.add_parser(
+        "check", help="CI guard: fail when cold-start work grew against a committed baseline",
+        formatter_class=CommandAfterDashes,
+    )
+    check.add_argument("--baseline", required=True, metavar="FILE", help="the committed baseline report")
+    check.add_argument("--timing", action="store_true", help="also fail when cold module work grew beyond noise")
+    check.add_argument("--update", action="store_true", help="measure and rewrite the baseline (exit 0)")
+    check.add_argument("--json", metavar="FILE", help="write the check result here")
+    _add_run_options(check, CHECK_SAMPLES, "cold+warm pairs to run: structure is deterministic")
+    _command_argument(check, configured=True)
+
+    completion = sub.add_parser("completion", help="print a shell completion script generated from this parser")
+    completion.add_argument("shell", choices=("bash", "zsh"), help="e.g. source <(warp-fix completion bash)")
+
+    skill = sub.add_parser("skill", help="print the agent skill that teaches a coding agent to use warp-fix")
+    skill.add_argument(
+        "--install", nargs="?", const=SKILLS_DIR, metavar="DIR",
+        help=f"write it to DIR/warp-fix/SKILL.md instead (DIR default: {SKILLS_DIR})",
+    )
+    skill.add_argument("--force", action="store_true", help="with --install: replace a different SKILL.md")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="warp-fix", description="Make Warp applications start fast.")
+    parser.add_argument("--version", action="version", version=f"warp-fix {__version__}")
+    sub = parser.add_subparsers(dest="name", required=True, metavar="COMMAND")
+    _add_measure_commands(sub)
+    _add_apply_commands(sub)
+    _add_plan_command(sub)
+    _add_other_commands(sub)
+    return parser

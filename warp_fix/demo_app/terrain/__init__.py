@@ -1,0 +1,1 @@
+"""Procedural terrain generation."""
