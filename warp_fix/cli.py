@@ -135,6 +135,7 @@ def cmd_apply(args: argparse.Namespace, console: Console) -> int:
             cwd=args.cwd, branch=args.branch, test=args.test, samples=args.samples, allow=args.allow,
             only=args.only, timeout=args.timeout, dry_run=args.dry_run,
             allow_nondeterministic_output=args.allow_nondeterministic_output,
+            output_tolerance=args.output_tolerance,
         )
         result = run_apply(request, progress=_progress(console))
     except (ApplyError, GitError) as exc:
@@ -175,6 +176,8 @@ def add_apply_commands(sub) -> None:
     apply.add_argument("--json", help="also write the ledger (JSON) here")
     apply.add_argument("--allow-nondeterministic-output", action="store_true",
                        help="accept a program whose output varies between runs (output is then not compared)")
+    apply.add_argument("--output-tolerance", type=float, metavar="REL",
+                       help="printed numbers may differ by this relative amount (replaces the learned tolerances)")
     apply.add_argument("--cwd", default=".", help="directory to run the command in")
     apply.add_argument("--timeout", type=float, default=None, help="seconds allowed per run")
     apply.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND... (default: [tool.warp-fix] command)")
