@@ -29,7 +29,11 @@ SLOW_APP = {
         print(a.numpy().sum())
     """,
 }
-NONDETERMINISTIC_APP = {"app.py": "import time\nimport warp\nprint(time.time_ns())\n"}
+# The text itself varies (a word, not a number: numbers that vary get a tolerance instead).
+NONDETERMINISTIC_APP = {
+    "app.py": "import random\nimport string\nimport warp\n"
+    "print('run', ''.join(random.choices(string.ascii_letters, k=12)))\n"
+}
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, code: int, text: str) -> None:
@@ -85,6 +89,7 @@ def test_nondeterministic_output_is_refused_by_default(nondeterministic_repo):
         "apply", "--branch", "wf/nd", "--samples", "1", "--", PYTHON, "app.py", cwd=nondeterministic_repo
     )
     assert_one_line_error(proc, 2, "--allow-nondeterministic-output")
+    assert "the program's output text differs between runs (line 1: 'run " in proc.stderr
     assert not git(nondeterministic_repo, "branch", "--list", "wf/nd")
 
 

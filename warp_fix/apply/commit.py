@@ -74,7 +74,7 @@ def _measurements(n: Numbers, sampling: str) -> str:
         lines.append("- kernel keys renamed: " + ", ".join(f"{a} -> {b}" for a, b in n.renames))
     output = {True: "yes", False: "NO", None: "not compared"}[n.output_preserved]
     lines.append(f"- program output preserved: {output}" + (f", {n.output}" if n.output else ""))
-    lines += [f"  - {rule}" for rule in n.output_rules]
+    lines += [f"- output {rule}" for rule in n.output_rules]
     lines += [f"- note: {note}" for note in n.notes]
     return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
 

@@ -25,6 +25,8 @@ def print_ledger(ledger: Ledger, console: Console, files=None) -> None:
     console.print(table)
     for warning in ledger.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if ledger.output_model and (ledger.output_model["tolerant"] or ledger.output_model["ignored"]):
+        console.print(f"output: {escape(ledger.output_model['summary'])}", highlight=False)
     if ledger.total:
         console.print(f"[bold]total vs baseline:[/] {ledger.total.summary()}", highlight=False)
     if ledger.total_note:
@@ -62,6 +64,7 @@ def _row(entry: Entry) -> list[str]:
             f"cold module {_ms(n, 'cold module work')}",
             f"compile elapsed {_ms(n, 'compile elapsed')}",
             f"kernel time {_ms(n, KERNEL_METRIC)}" if n.timing_of(KERNEL_METRIC) else "",
+            f"output {n.output.split(' (')[0]}" if n.output and n.output != "identical" else "",
             f"n={n.per_arm} per arm, {n.verdict}",
         )
         if x
