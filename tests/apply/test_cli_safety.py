@@ -133,6 +133,7 @@ def test_dry_run_prints_the_plan_and_makes_no_branch(nondeterministic_repo):
     result = run_apply(request, planner=lambda *a: plan)
     assert [e.outcome for e in result.ledger.entries] == ["planned", "declined"]
     assert result.ledger.status == "dry-run" and result.ledger_files is None
+    assert any("apply would refuse without --allow-nondeterministic-output" in w for w in result.ledger.warnings)
     assert checkout_snapshot(nondeterministic_repo) == before
     assert git(nondeterministic_repo, "branch", "--list") == branches
 
