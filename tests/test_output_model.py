@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from warp_fix.apply import ApplyError, build_request
 from warp_fix.output_model import OutputModelError, check, learn
 from warp_fix.probe.output import OutputDigest, merge_profiles
 from warp_fix.report import Output
@@ -100,3 +101,9 @@ def test_an_override_holds_every_number_to_it_and_still_ignores_timings():
     assert (model.exact, len(model.tolerant), len(model.ignored)) == (1, 1, 1)
     assert check(model, candidate(elements="100005", took="5.0")).same is True  # 5e-5 relative
     assert check(model, candidate(elements="100050")).same is False  # 5e-4 relative
+
+
+@pytest.mark.parametrize("value", [-1e-6, 1.0, float("nan")])
+def test_an_output_tolerance_outside_0_to_1_is_refused(tmp_path, value):
+    with pytest.raises(ApplyError, match="--output-tolerance is a relative tolerance in \\[0, 1\\)"):
+        build_request(command=["python", "app.py"], cwd=tmp_path, branch="wf/x", output_tolerance=value)
