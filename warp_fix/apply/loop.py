@@ -208,14 +208,16 @@ class ApplySession:
             if report.output.deterministic is False:
                 self.ledger.warnings.append("output is nondeterministic: output comparison skipped (allowed)")
             return report
-        try:
-            self.output_model = learn(report.output, self.request.output_tolerance)
-        except OutputModelError as exc:
+        if report.output.text_varies:
             raise ApplyError(
                 f"the program's output text differs between runs ({_difference(report)}), so apply cannot "
                 "check that a fix preserves it: make it deterministic, or rerun with "
                 "--allow-nondeterministic-output to skip that check"
-            ) from exc
+            )
+        try:
+            self.output_model = learn(report.output, self.request.output_tolerance)
+        except OutputModelError as exc:
+            raise ApplyError(f"the baseline's output cannot be compared: {exc}") from exc
         self.ledger.output_model = self.output_model.to_json()
         return report
 
@@ -392,7 +394,7 @@ class DryRun:
                 f"the output text differs between runs ({_difference(report)}): apply would refuse "
                 "without --allow-nondeterministic-output"
             )
-        elif not self.request.allow_nondeterministic_output:
+        elif report.output.profile is not None and not self.request.allow_nondeterministic_output:
             output_model = learn(report.output, self.request.output_tolerance).to_json()
         gate = Gate(self.request.allow, self.request.only, self.request.protected)
         ledger = Ledger(
