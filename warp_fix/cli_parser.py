@@ -73,6 +73,8 @@ def _add_apply_commands(sub) -> None:
     apply.add_argument("--json", metavar="FILE", help="also write the ledger (JSON) here")
     apply.add_argument("--allow-nondeterministic-output", action="store_true",
                        help="accept a program whose output varies between runs (output is then not compared)")
+    apply.add_argument("--output-tolerance", type=float, metavar="REL",
+                       help="printed numbers may differ by this relative amount (replaces the learned tolerances)")
     apply.add_argument("--cwd", default=".", help="directory to run the command in")
     apply.add_argument("--timeout", type=float, default=None, help="seconds allowed per run")
     _command_argument(apply, configured=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from warp_fix.output_model import OutputModel, OutputVerdict, check, learn
 from warp_fix.probe.stats import noise_band
 from warp_fix.report import Launch, ModuleBuild, Report, Stat
 
@@ -81,12 +82,14 @@ class Comparison:
     reasons: list[str]
     workload_same: bool | None  # None: unverifiable
     renames: list[tuple[str, str]]
-    output_same: bool | None  # None: nondeterministic or unavailable
+    output_same: bool | None  # None: not compared (allowed to vary, or the baseline's text varies)
     option_drift: list[OptionDrift]
     structure: dict[str, tuple[int, int]]
     timing: list[TimingDelta]
     judged_on: str  # the timing metric the verdict used
     notes: list[str] = field(default_factory=list)
+    output_detail: str = ""  # "identical", "within learned tolerance (...)", or what changed
+    output_rules: list[str] = field(default_factory=list)  # the numbers compared with a tolerance or ignored
 
     def _moved(self) -> dict[str, int]:
         """-1 shrank, +1 grew, 0 same (within the source-bytes tolerance), per structure field."""
@@ -117,8 +120,13 @@ class Comparison:
 
 
 def compare(
-    before: Report, after: Report, allow_options: frozenset[str] | set[str] = frozenset()
+    before: Report,
+    after: Report,
+    allow_options: frozenset[str] | set[str] = frozenset(),
+    output_model: OutputModel | None = None,
+    skip_output: bool = False,
 ) -> Comparison:
+    """`output_model`: what the output must match (default: learned from `before`); `skip_output`: don't."""
     if before.summary is None or after.summary is None:
         which = "before" if before.summary is None else "after"
         return _invalid(f"the {which} report has no successful sample")
@@ -127,9 +135,9 @@ def compare(
     workload_same, renames, workload_reason = _workload(before, after)
     if workload_reason:
         (reasons if workload_same is False else notes).append(workload_reason)
-    output_same, output_reason = _output(before, after)
-    if output_reason:
-        (reasons if output_same is False else notes).append(output_reason)
+    output = _output(before, after, output_model, skip_output)
+    if output.same is not True:
+        (reasons if output.same is False else notes).append(output.detail)
     drift = _option_drift(before, after, allow_options) if workload_same is not False else []
     for d in drift:
         text = f"effective option {d.option} of kernel {d.function}: {d.before!r} -> {d.after!r}"
@@ -149,12 +157,14 @@ def compare(
         reasons=reasons,
         workload_same=workload_same,
         renames=renames,
-        output_same=output_same,
+        output_same=output.same,
         option_drift=drift,
         structure=structure,
         timing=timing,
         judged_on="",
         notes=notes,
+        output_detail=output.detail,
+        output_rules=output.rules,
     )
     moved = comparison._moved()
     same_shape = moved["identities"] == 0 and moved["generated_source_bytes"] == 0
@@ -218,14 +228,18 @@ def _first_difference(before: list[Launch], after: list[Launch]) -> tuple[int, s
     return min(len(before), len(after)), "beyond the detailed launch record"
 
 
-def _output(before: Report, after: Report) -> tuple[bool | None, str]:
-    if before.output.deterministic is False:
-        return None, "the baseline's own output is nondeterministic: output not compared"
-    if after.output.deterministic is False:
-        return False, "the candidate's output is nondeterministic"
-    if before.output.sha256 != after.output.sha256:
-        return False, "program output changed"
-    return True, ""
+def _output(before: Report, after: Report, model: OutputModel | None, skip: bool) -> OutputVerdict:
+    """Same text, and numbers as the baseline's own runs allow (warp_fix/output_model.py)."""
+    if skip:
+        return OutputVerdict(None, "output not compared (--allow-nondeterministic-output)")
+    if model is None:
+        if before.output.text_varies:
+            return OutputVerdict(None, "the baseline's own output text varies between runs: output not compared")
+        model = learn(before.output) if before.output.profile is not None else None
+    if model is None:  # reports from before output profiles: bytes decide
+        same = before.output.sha256 == after.output.sha256 and after.output.deterministic is not False
+        return OutputVerdict(same, "identical" if same else "program output changed")
+    return check(model, after.output)
 
 
 def _option_drift(before: Report, after: Report, allowed: frozenset[str] | set[str]) -> list[OptionDrift]:

@@ -202,12 +202,61 @@ class Sample:
 
 
 @dataclass
+class NumberSpread:
+    """A printed number whose value differed between runs: its lowest and highest value."""
+
+    index: int  # position among the profiled numbers of the output
+    low: float
+    high: float
+
+
+@dataclass
+class OutputLine:
+    """An output line that holds profiled numbers, kept to show them in context."""
+
+    line: int  # 1-based, among the program's own lines (Warp's log lines are not counted)
+    numbers: int  # how many profiled numbers lie on it
+    text: str  # its first 160 characters ("" beyond the first 2,000 such lines)
+
+
+@dataclass
+class OutputProfile:
+    """The output as text with numbers taken out, and the numbers by position, over one or more runs.
+
+    Numbers are compared with a learned tolerance instead of byte for byte (see warp_fix/output_model.py);
+    the text skeleton must match exactly. Bounded: positions are kept for the first MAX_NUMBERS numbers,
+    later ones only as a digest of their raw tokens.
+    """
+
+    skeleton_sha256: str  # the whole output with every number replaced by a placeholder
+    text_difference: str  # "" when every run printed the same skeleton; else the first differing line
+    numbers: str  # the first run's number tokens, space-separated, in order
+    lines: list[OutputLine]
+    rest_sha256: str  # the raw tokens of the numbers beyond the profiled ones (compared exactly)
+    rest_varies: bool  # the numbers beyond the profiled ones differed between runs
+    numbers_total: int
+    runs: int
+    spreads: list[NumberSpread] = field(default_factory=list)  # positions whose token differed between runs
+
+    def tokens(self) -> list[str]:
+        return self.numbers.split()
+
+
+@dataclass
 class Output:
     sha256: str
     head: str  # first 64 KiB, normalised
     bytes: int
     exit_code: int | None
-    deterministic: bool | None  # None with a single good sample
+    deterministic: bool | None  # every good run printed the same bytes; None with no good sample
+    profile: OutputProfile | None = None  # over every good run; None in reports from before profiles
+
+    @property
+    def text_varies(self) -> bool:
+        """The text itself (not only its numbers) differed between runs: nothing can be compared."""
+        if self.profile is None:
+            return self.deterministic is False
+        return bool(self.profile.text_difference)
 
 
 @dataclass
@@ -372,6 +421,19 @@ def _summary(data: dict | None) -> Summary | None:
     return Summary(**stats, **plain)
 
 
+def _output(data: dict) -> Output:
+    profile = data.get("profile")
+    if profile is not None:
+        profile = OutputProfile(
+            **{
+                **profile,
+                "lines": [OutputLine(**x) for x in profile["lines"]],
+                "spreads": [NumberSpread(**x) for x in profile.get("spreads", [])],
+            }
+        )
+    return Output(**{**data, "profile": profile})
+
+
 def report_from_json(data: dict) -> Report:
     rebuilds = [
         Rebuild(**{**r, "reasons": [_with_site(RebuildReason, x) for x in r["reasons"]]})
@@ -389,6 +451,6 @@ def report_from_json(data: dict) -> Report:
         trace=trace_from_json(data["trace"]),
         warm_trace=trace_from_json(data.get("warm_trace", {})),
         rebuilds=rebuilds,
-        output=Output(**data["output"]),
+        output=_output(data["output"]),
         warnings=list(data.get("warnings", [])),
     )

@@ -68,6 +68,8 @@ def test_program_output_is_recorded_without_warp_noise(two_stage):
     _, report = two_stage
     assert report.output.head == "sum 24.0\n"
     assert report.output.deterministic is True
+    profile = report.output.profile
+    assert (profile.tokens(), profile.spreads, profile.runs, profile.text_difference) == (["24.0"], [], 2, "")
 
 
 def test_nothing_is_written_into_the_project(two_stage):
@@ -84,6 +86,7 @@ def test_report_round_trips_through_json(two_stage, tmp_path):
     assert again.trace.builds == report.trace.builds
     assert again.rebuilds == report.rebuilds
     assert again.summary == report.summary
+    assert again.output == report.output
 
 
 def test_command_not_found(tmp_path):
@@ -164,6 +167,7 @@ def test_nondeterministic_output_is_detected(tmp_path):
     command = write_app(tmp_path, "import time\nimport warp as wp\nprint(time.time_ns())\n")
     report = measure(command, tmp_path, samples=1)
     assert report.output.deterministic is False
+    assert not report.output.text_varies and len(report.output.profile.spreads) == 1  # only the number moved
 
 
 def test_tracer_chains_to_an_existing_sitecustomize(tmp_path):

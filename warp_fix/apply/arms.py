@@ -15,6 +15,7 @@ from warp_fix.apply.budget import Step, decisive, next_step
 from warp_fix.compare import Comparison
 from warp_fix.probe import measure
 from warp_fix.probe.measure import timing_stats
+from warp_fix.probe.output import merge_profiles
 from warp_fix.report import Output, Report, Summary
 
 Progress = Callable[[str], None]
@@ -105,7 +106,7 @@ def merge_reports(reports: list[Report]) -> Report:
     """Single-sample Reports of one arm -> one Report with every sample and a recomputed summary.
 
     Structure and trace come from the first report (they are deterministic); output counts as
-    deterministic only if every run printed the same bytes.
+    deterministic only if every run printed the same bytes, and its profile spans every run.
     """
     first = reports[0]
     if len(reports) == 1:
@@ -116,7 +117,9 @@ def merge_reports(reports: list[Report]) -> Report:
     deterministic = (
         None if not good else (len(hashes) == 1 and all(r.output.deterministic is not False for r in reports))
     )
-    output: Output = dataclasses.replace(first.output, deterministic=deterministic)
+    profiled = [(r.output.profile, r.output.head) for r in reports if r.output.profile is not None]
+    profile = merge_profiles([p for p, _ in profiled], [h for _, h in profiled]) if profiled else None
+    output: Output = dataclasses.replace(first.output, deterministic=deterministic, profile=profile)
     return dataclasses.replace(
         first,
         samples=samples,

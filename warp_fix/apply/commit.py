@@ -46,6 +46,8 @@ def trailers(fix: Fix, numbers: Numbers) -> str:
             before, after = numbers.structure[field_name]
             values.append((key, f"{before} -> {after}"))
     values.append(("Samples", f"{numbers.per_arm} per arm, interleaved"))
+    if numbers.output:
+        values.append(("Output", numbers.output.split(" (")[0]))
     return "\n".join(f"{TRAILER_PREFIX}{key}: {value}" for key, value in values)
 
 
@@ -70,8 +72,9 @@ def _measurements(n: Numbers, sampling: str) -> str:
     lines.append(f"- launches preserved: {launches}")
     if n.renames:
         lines.append("- kernel keys renamed: " + ", ".join(f"{a} -> {b}" for a, b in n.renames))
-    output = {True: "yes (identical bytes)", False: "NO", None: "not compared (nondeterministic)"}
-    lines.append(f"- program output preserved: {output[n.output_preserved]}")
+    output = {True: "yes", False: "NO", None: "not compared"}[n.output_preserved]
+    lines.append(f"- program output preserved: {output}" + (f", {n.output}" if n.output else ""))
+    lines += [f"- output {rule}" for rule in n.output_rules]
     lines += [f"- note: {note}" for note in n.notes]
     return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
 

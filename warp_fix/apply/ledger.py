@@ -58,6 +58,8 @@ class Numbers:
     renames: list[tuple[str, str]]
     notes: list[str]
     stop: str = ""  # why sampling stopped
+    output: str = ""  # the output verdict: "identical", "within learned tolerance (...)", or what changed
+    output_rules: list[str] = field(default_factory=list)  # the tolerant and ignored numbers, described
 
     @classmethod
     def of(cls, comparison: Comparison, per_arm: int, launch_count: int, stop: str = "") -> Numbers:
@@ -88,6 +90,8 @@ class Numbers:
             list(comparison.renames),
             list(comparison.notes),
             stop,
+            comparison.output_detail,
+            list(comparison.output_rules),
         )
 
     def timing_of(self, metric: str) -> TimingNumbers | None:
@@ -104,6 +108,8 @@ class Numbers:
                 parts.append(
                     f"{metric} {fmt_ms(t.before_ms)} -> {fmt_ms(t.after_ms)} ms (±{fmt_ms(t.band_ms)})"
                 )
+        if self.output and self.output != "identical":
+            parts.append(f"output {self.output}")
         return "; ".join(parts) + f"; n={self.per_arm} per arm"
 
 
@@ -153,6 +159,7 @@ class Ledger:
     test_seconds: float = 0.0
     total_seconds: float = 0.0
     version: int = LEDGER_VERSION
+    output_model: dict[str, Any] | None = None  # OutputModel.to_json(): what candidates' output must match
 
     def of(self, outcome: str) -> list[Entry]:
         return [e for e in self.entries if e.outcome == outcome]
@@ -196,6 +203,7 @@ def ledger_markdown(ledger: Ledger) -> str:
     ]
     for warning in ledger.warnings:
         lines.append(f"> warning: {warning}")
+    lines += output_model_lines(ledger.output_model)
     sections = (("Kept", KEPT), ("Offered (needs consent)", OFFERED), ("Dropped", DROPPED), ("Declined", DECLINED))
     for title, outcome in sections:
         entries = ledger.of(outcome)
@@ -223,6 +231,18 @@ def ledger_markdown(ledger: Ledger) -> str:
     if ledger.total_note:
         lines.append(f"- {ledger.total_note}")
     return "\n".join(lines) + "\n"
+
+
+def output_model_lines(model: dict[str, Any] | None) -> list[str]:
+    """The output model as Markdown: what every candidate's output was held to."""
+    if model is None:
+        return []
+    lines = ["", "## Output", "", f"- {model['summary']}"]
+    lines += [f"- {rule['rule']}" for rule in model["rules"]]
+    hidden = model["tolerant"] + model["ignored"] - len(model["rules"])
+    if hidden > 0:
+        lines.append(f"- ... and {hidden} more")
+    return lines
 
 
 def _cell(text: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shlex
 import time
@@ -30,7 +29,8 @@ from warp_fix.apply.request import ApplyRequest
 from warp_fix.apply.signals import termination_interrupts
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
-from warp_fix.compare import IMPROVED, INVALID, KERNEL_METRIC, Comparison, compare
+from warp_fix.compare import IMPROVED, KERNEL_METRIC, Comparison, compare
+from warp_fix.output_model import OutputModel, OutputModelError, learn
 from warp_fix.plan import Fix, Plan
 from warp_fix.probe import ProbeError
 from warp_fix.report import Report
@@ -100,17 +100,13 @@ def _precondition_warnings(repo: UserRepo, request: ApplyRequest) -> list[str]:
     return warnings
 
 
-def judge(before: Report, after: Report, allow_options: set[str], nondeterministic_ok: bool) -> Comparison:
-    """compare(), plus the output policy: varying output is INVALID unless the user allowed it."""
-    if nondeterministic_ok:
-        before = dataclasses.replace(before, output=dataclasses.replace(before.output, deterministic=False))
-    comparison = compare(before, after, allow_options)
-    if not nondeterministic_ok and before.output.deterministic is False and comparison.verdict != INVALID:
-        comparison.verdict = INVALID
-        comparison.reasons.append(
-            "the accepted state's output varied between runs (--allow-nondeterministic-output skips this)"
-        )
-    return comparison
+def judge(before: Report, after: Report, allow_options: set[str], output_model: OutputModel | None) -> Comparison:
+    """compare() with the output held to the baseline's model (None: --allow-nondeterministic-output).
+
+    Every candidate answers to the original baseline's output, not to the last kept fix's, so tolerances
+    cannot drift from fix to fix.
+    """
+    return compare(before, after, allow_options, output_model=output_model, skip_output=output_model is None)
 
 
 class ApplySession:
@@ -139,6 +135,7 @@ class ApplySession:
         self.kept: list[tuple[Fix, Entry]] = []
         self.accepted_report: Report | None = None  # latest measurement of the accepted state
         self.ledger_files: tuple[Path, Path] | None = None
+        self.output_model: OutputModel | None = None  # None: output not compared (allowed to vary)
         self.ledger = Ledger(
             branch=request.branch,
             base_commit=repo.head,
@@ -157,6 +154,7 @@ class ApplySession:
                 raise ApplyError(f"the working directory {self.ledger.cwd} is not in the committed tree")
             baseline = self._baseline()
             self._tests_pass_at_baseline()
+            self.workspace.create_branch()  # only now: a refused baseline leaves no branch behind
             plan = self.planner(baseline, self.workspace.candidate, self.command)
             plan = self._work_through(plan)
             self._total()
@@ -212,13 +210,21 @@ class ApplySession:
         self.clock.charge("baseline", 1)
         self.ledger.baseline = _baseline_numbers(report)
         self.accepted_report = report
-        if report.output.deterministic is False and not self.request.allow_nondeterministic_output:
+        if self.request.allow_nondeterministic_output:
+            if report.output.deterministic is False:
+                self.ledger.warnings.append("output is nondeterministic: output comparison skipped (allowed)")
+            return report
+        if report.output.text_varies:
             raise ApplyError(
-                "the program's output differs between runs, so apply cannot check that a fix preserves it: "
-                "make it deterministic, or rerun with --allow-nondeterministic-output to skip that check"
+                f"the program's output text differs between runs ({_difference(report)}), so apply cannot "
+                "check that a fix preserves it: make it deterministic, or rerun with "
+                "--allow-nondeterministic-output to skip that check"
             )
-        if report.output.deterministic is False:
-            self.ledger.warnings.append("output is nondeterministic: output comparison skipped (allowed)")
+        try:
+            self.output_model = learn(report.output, self.request.output_tolerance)
+        except OutputModelError as exc:
+            raise ApplyError(f"the baseline's output cannot be compared: {exc}") from exc
+        self.ledger.output_model = self.output_model.to_json()
         return report
 
     def _tests_pass_at_baseline(self) -> None:
@@ -296,7 +302,7 @@ class ApplySession:
             self.command,
             accepted_cwd,
             self.candidate_cwd,
-            lambda b, a: judge(b, a, allow_options, self.request.allow_nondeterministic_output),
+            lambda b, a: judge(b, a, allow_options, self.output_model),
             self.request.samples,
             self.clock,
             self.request.timeout,
@@ -388,6 +394,14 @@ class DryRun:
         self.say(f"baseline: one measurement of {samples} cold+warm sample(s) of {shlex.join(command)}")
         report = clock.measure(command, self.request.cwd, samples, self.request.timeout, "baseline")
         plan = self.planner(report, root, command)
+        output_model, warnings = None, []
+        if report.output.text_varies:
+            warnings.append(
+                f"the output text differs between runs ({_difference(report)}): apply would refuse "
+                "without --allow-nondeterministic-output"
+            )
+        elif report.output.profile is not None and not self.request.allow_nondeterministic_output:
+            output_model = learn(report.output, self.request.output_tolerance).to_json()
         gate = Gate(self.request.allow, self.request.only, self.request.protected)
         ledger = Ledger(
             self.request.branch,
@@ -400,6 +414,8 @@ class DryRun:
             baseline=_baseline_numbers(report),
             probe_calls=clock.calls,
             probe_seconds=round(clock.seconds, 2),
+            warnings=warnings,
+            output_model=output_model,
         )
         for fix in plan.fixes:
             reason = gate.decline_reason(fix)
@@ -435,6 +451,11 @@ def _baseline_numbers(report: Report) -> dict:
         "samples": len(report.samples),
         "output_deterministic": report.output.deterministic,
     }
+
+
+def _difference(report: Report) -> str:
+    profile = report.output.profile
+    return profile.text_difference if profile and profile.text_difference else "first difference not recorded"
 
 
 def _fix_key(fix: Fix) -> str:

@@ -26,6 +26,7 @@ class ApplyRequest:
     dry_run: bool = False
     allow_nondeterministic_output: bool = False
     config_source: Path | None = None
+    output_tolerance: float | None = None  # relative; replaces the tolerances learned from the baseline
 
 
 def build_request(
@@ -40,6 +41,7 @@ def build_request(
     timeout: float | None = None,
     dry_run: bool = False,
     allow_nondeterministic_output: bool = False,
+    output_tolerance: float | None = None,
 ) -> ApplyRequest:
     directory = Path(cwd).resolve()
     if not directory.is_dir():
@@ -57,6 +59,8 @@ def build_request(
         raise ApplyError("--branch NAME is required (the branch apply creates for its commits)")
     if samples is not None and samples < 1:
         raise ApplyError("--samples must be at least 1")
+    if output_tolerance is not None and not 0 <= output_tolerance < 1:
+        raise ApplyError(f"--output-tolerance is a relative tolerance in [0, 1), got {output_tolerance:g}")
     return ApplyRequest(
         command=tuple(chosen),
         cwd=directory,
@@ -70,6 +74,7 @@ def build_request(
         dry_run=dry_run,
         allow_nondeterministic_output=allow_nondeterministic_output,
         config_source=config.source,
+        output_tolerance=output_tolerance,
     )
 
 

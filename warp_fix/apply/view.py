@@ -35,6 +35,8 @@ def print_ledger(ledger: Ledger, console: Console, files=None, shown: Collection
         if f"warning: {warning}" in shown:
             continue
         console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    if ledger.output_model and (ledger.output_model["tolerant"] or ledger.output_model["ignored"]):
+        console.print(f"output: {escape(ledger.output_model['summary'])}", highlight=False)
     if ledger.total:
         console.print(f"[bold]total vs baseline:[/] {escape(ledger.total.summary())}", highlight=False)
     if ledger.total_note:
@@ -87,6 +89,7 @@ def _row(entry: Entry) -> list[str]:
             f"cold module {_ms(n, 'cold module work')}",
             f"compile elapsed {_ms(n, 'compile elapsed')}",
             f"kernel time {_ms(n, KERNEL_METRIC)}" if n.timing_of(KERNEL_METRIC) else "",
+            f"output {n.output.split(' (')[0]}" if n.output and n.output != "identical" else "",
             f"n={n.per_arm} per arm, {n.verdict}",
         )
         if x

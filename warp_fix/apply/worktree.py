@@ -97,11 +97,13 @@ class UserRepo:
 
 
 class Workspace:
-    """Candidate + accepted worktrees on a new branch; removed on exit, whatever ends the run.
+    """Candidate + accepted worktrees, the candidate later on a new branch; removed on exit, whatever ends the run.
 
-    On a normal exit or an exception the worktrees are removed and pruned. If the branch has no
-    commit beyond where it started, an interrupted or failed run deletes it too, so a rerun can
-    reuse the name; a completed run always leaves the branch.
+    Both start detached, so a run refused at baseline (its output varies, its tests fail) never creates
+    the branch; `create_branch` makes it once the baseline is accepted. On a normal exit or an exception
+    the worktrees are removed and pruned. If the branch has no commit beyond where it started, an
+    interrupted or failed run deletes it too, so a rerun can reuse the name; a completed run always leaves
+    the branch.
     """
 
     def __init__(self, repo: UserRepo, branch: str):
@@ -112,13 +114,14 @@ class Workspace:
         self.candidate = self.temp / "candidate"
         self.accepted = self.temp / "accepted"
         self.completed = False
+        self.branch_created = False
 
     def __enter__(self) -> Workspace:
         (self.temp / OWNER_FILE).write_text(
             json.dumps({"pid": os.getpid(), "branch": self.branch, "repo": str(self.repo.root)})
         )
         try:
-            self.repo.git.run("worktree", "add", "-q", "-b", self.branch, str(self.candidate), self.base)
+            self.repo.git.run("worktree", "add", "-q", "--detach", str(self.candidate), self.base)
             self.repo.git.run("worktree", "add", "-q", "--detach", str(self.accepted), self.base)
         except BaseException:
             self.__exit__(None, None, None)
@@ -136,8 +139,13 @@ class Workspace:
                 git.run("worktree", "remove", "--force", str(tree), check=False)
         shutil.rmtree(self.temp, ignore_errors=True)
         git.run("worktree", "prune", check=False)
-        if not self.completed and self.branch_is_empty():
+        if self.branch_created and not self.completed and self.branch_is_empty():
             git.run("branch", "-q", "-D", self.branch, check=False)
+
+    def create_branch(self) -> None:
+        """Put the candidate worktree on the new branch (at the base: nothing is committed yet)."""
+        self.candidate_git.run("checkout", "-q", "-b", self.branch)
+        self.branch_created = True
 
     @property
     def candidate_git(self) -> Git:

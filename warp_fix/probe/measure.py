@@ -12,6 +12,7 @@ from pathlib import Path
 
 from warp_fix.probe.inventory import take_inventory
 from warp_fix.probe.logparse import builds_from_log
+from warp_fix.probe.output import merge_profiles
 from warp_fix.probe.runner import ProbeError, ProcessRun, Sandbox, run_process
 from warp_fix.probe.stats import stat
 from warp_fix.probe.trace_file import TraceFacts, read_trace
@@ -167,7 +168,8 @@ def build_report(command: list[str], cwd: Path, label: str | None, pairs: list[R
     warnings = _warnings(pairs, good, first)
     summary = _summary(good) if good else None
     trace = first.cold_trace
-    outputs = {p.cold.stdout.sha256 for p in good} | {p.warm.stdout.sha256 for p in good if p.warm}
+    runs = [r for p in good for r in (p.cold, p.warm) if r is not None]
+    profile = merge_profiles([r.stdout.profile() for r in runs], [r.stdout.head for r in runs]) if runs else None
     devices = {b.device.split(":")[0] for b in trace.builds}
     return Report(
         schema_version=SCHEMA_VERSION,
@@ -186,7 +188,8 @@ def build_report(command: list[str], cwd: Path, label: str | None, pairs: list[R
             head=first.cold.stdout.head,
             bytes=first.cold.stdout.bytes,
             exit_code=first.cold.exit_code,
-            deterministic=None if not good else len(outputs) == 1,
+            deterministic=None if not good else len({r.stdout.sha256 for r in runs}) == 1,
+            profile=profile,
         ),
         warnings=warnings,
     )
