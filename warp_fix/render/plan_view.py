@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from warp_fix.plan import Plan
+from warp_fix.model import Plan
 
 STATUS_STYLE = {"fired": "bold red", "ruled-out": "green", "not-applicable": "dim"}
 
