@@ -47,8 +47,8 @@ class MathdxLto(Mechanism):
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        index = inputs.index
         """One consent fix per repository module built with MathDx: its module option off, measured both ways."""
+        index = inputs.index
         for item in finding.details.get("modules", []):
             module, options = item["module"], item["options"]
             file = index.file_of_module(module)

@@ -72,8 +72,8 @@ class UnusedBackward(Mechanism):
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        report, index = inputs.report, inputs.index
         """Per module where the module is the repo's own file; process-wide (consent) only for library modules."""
+        report, index = inputs.report, inputs.index
         modules = finding.details.get("modules", [])
         own = {m: index.file_of_module(m) for m in modules}
         for module, file in own.items():
@@ -162,6 +162,15 @@ class UnusedBackward(Mechanism):
             ),
             FIRED,
             fixes=((None, ADVISORY),),
+        ),
+        Example(
+            "the module is launched from the file that records a tape",
+            case.run(
+                builds=[case.build("sim")],
+                launches=[case.launch("step", "sim", site=case.site("train.py", 14, "train"))],
+                tapes=[case.tape(case.site("train.py", 12, "train"))],
+            ),
+            RULED_OUT,
         ),
         Example(
             "the only module with backward code is differentiated by an adjoint launch",
