@@ -1,8 +1,9 @@
 """Every mechanism of WARP_FACTS.md, one file each: its detection, its fix proposal and its examples.
 
 To change how a mechanism is detected or fixed, open `warp_fix/mechanisms/<slug>.py` (and the codemod in
-`codemods/` if the edit itself changes). To add one, write a `Mechanism` subclass there, list it below in
-both orders, and give it a section in docs/mechanisms.md.
+`codemods/` if the edit itself changes). To add one, write a `Mechanism` subclass with its EXAMPLES there,
+list it below in both orders and in pyproject.toml's independence contract, and give it a row and a section
+in docs/mechanisms.md; tests/mechanisms and tests/test_layers.py say what is missing.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ from warp_fix.mechanisms._common import fired, ms, ruled_out, runtime, static
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.scan.index import CacheOperation
 
+MAINTENANCE_WORDS = re.compile(r"rebuild|maint|clean|purge|reset|invalidate|wipe", re.IGNORECASE)
+
 
 class CacheDiscarded(Mechanism):
     SLUG = "cache-discarded"
@@ -144,9 +146,6 @@ class CacheDiscarded(Mechanism):
             RULED_OUT,
         ),
     )
-
-
-MAINTENANCE_WORDS = re.compile(r"rebuild|maint|clean|purge|reset|invalidate|wipe", re.IGNORECASE)
 
 
 def is_maintenance(operation) -> bool:

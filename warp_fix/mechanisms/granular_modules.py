@@ -10,6 +10,9 @@ from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import expected_effect, fired, module_scope_options, ms, ruled_out, runtime
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 
+MIN_MODULES = 4
+_IDENTITY_FREE = {"block_dim"}
+
 
 def _tiny_modules(*names: str, options_in: str | None = None) -> Inputs:
     """A run that builds one module per `ops/<name>.py`, each holding one kernel `<name>`."""
@@ -105,12 +108,6 @@ class GranularModules(Mechanism):
     )
 
 
-MIN_MODULES = 4
-
-
-_IDENTITY_FREE = {"block_dim"}
-
-
 def _options_key(options: dict) -> str:
     return repr(sorted((k, repr(v)) for k, v in options.items() if k not in _IDENTITY_FREE))
 
@@ -119,4 +116,3 @@ def _static_kernel(inputs: Inputs, key: str):
     name = key.split(".")[-1].split("__locals__")[-1]
     matches = [k for k in inputs.index.kernels if k.name == name]
     return matches[0] if len(matches) == 1 else None
-

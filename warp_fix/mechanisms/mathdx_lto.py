@@ -12,6 +12,9 @@ from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, in_repo, not_applicable, ruled_out
 from warp_fix.model import CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, NotProposed, Proposal
 
+# Warp's MathDx builders (warp._src.build.build_lto_<kind>) and the option that turns each one off.
+OPTION_OF_KIND = {"dot": "enable_mathdx_gemm", "solver": "enable_mathdx_solver", "fft": "enable_mathdx_fft"}
+
 
 class MathdxLto(Mechanism):
     SLUG = "mathdx-lto"
@@ -99,10 +102,6 @@ class MathdxLto(Mechanism):
         ),
         Example("a CPU run: MathDx is CUDA-only", case.run(builds=[case.build("sim")]), NOT_APPLICABLE),
     )
-
-
-# Warp's MathDx builders (warp._src.build.build_lto_<kind>) and the option that turns each one off.
-OPTION_OF_KIND = {"dot": "enable_mathdx_gemm", "solver": "enable_mathdx_solver", "fft": "enable_mathdx_fft"}
 
 
 def _lto_modules(inputs: Inputs) -> list[dict]:

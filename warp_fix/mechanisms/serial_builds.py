@@ -10,6 +10,8 @@ from warp_fix.mechanisms._common import entry_file, expected_effect, fired, ms, 
 from warp_fix.model import ADVISORY, CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, Proposal
 from warp_fix.scan.index import EntryPoint
 
+MIN_CEILING = 1.3
+
 
 def _cuda_modules(first_launch_in: str = "app/__main__.py", **module_ms: float) -> Inputs:
     """A CUDA run that builds each module once, in `module_ms` milliseconds; the first launch in main()."""
@@ -141,9 +143,6 @@ class SerialBuilds(Mechanism):
             NOT_APPLICABLE,
         ),
     )
-
-
-MIN_CEILING = 1.3
 
 
 def _ceiling_text(once: dict) -> str:
