@@ -47,17 +47,15 @@ def build(
     native_ms: float = 50.0,
     kernels: Sequence[str] | None = None,
     options: dict[str, Any] | None = None,
-    generics: Sequence[str] = (),
     lto_kinds: Sequence[str] = (),
-    site: Site | None = None,
 ) -> ModuleBuild:
     """One compiled module load; its kernels default to one kernel named after the module."""
     return ModuleBuild(
         seq=0, t_ms=0.0, module=module, hash=f"{module}@{block_dim}", device=device,
         block_dim=block_dim, status="compiled", module_ms=ms, native_ms=native_ms,
         options={"enable_backward": True, **(options or {})},
-        kernels=list(kernels) if kernels is not None else [f"{module}.kernel"], generics=list(generics),
-        cache_dir=None, site=site, lto_builds=len(lto_kinds), lto_kinds=list(lto_kinds),
+        kernels=list(kernels) if kernels is not None else [f"{module}.kernel"], generics=[],
+        cache_dir=None, site=None, lto_builds=len(lto_kinds), lto_kinds=list(lto_kinds),
     )
 
 
@@ -106,6 +104,7 @@ def cache_op(kind: str, value: Any = None, *, site: Site | None = None) -> Cache
 
 
 def kernel_def(function: str, module: str, *, unique: bool = False, site: Site | None = None) -> KernelDef:
+    """A kernel the run created: at module scope, or inside the function `site` names."""
     return KernelDef(
         seq=0, key=f"{module}.{function}", function=function, module=module, unique=unique,
         at_module_scope=site is None, generic=False, site=site,
