@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from warp_fix.apply import build_request, run_apply  # noqa: E402
-from warp_fix.plan import SAFE, Fix, Plan  # noqa: E402
+from warp_fix.model import SAFE, Fix, Plan  # noqa: E402
 
 STAGE = '''
     """{doc}"""

@@ -9,7 +9,7 @@ import pytest
 
 from warp_fix import cli
 from warp_fix.cli_reference import REGENERATE, render_markdown
-from warp_fix.findings import SLUGS
+from warp_fix.mechanisms import SLUGS
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"

@@ -13,7 +13,7 @@ import pytest
 
 from warp_fix import agent_skill, cli
 from warp_fix.cli_parser import build_parser
-from warp_fix.findings import SLUGS
+from warp_fix.mechanisms import SLUGS
 
 REPO = Path(__file__).resolve().parents[1]
 SKILL = REPO / "skills" / "warp-fix" / "SKILL.md"

@@ -15,7 +15,7 @@ from tests.apply.conftest import PIPELINE, PYTHON, checkout_snapshot, git, init_
 from warp_fix.apply import branch_log, build_request, run_apply
 from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT
 from warp_fix.compare import INCONCLUSIVE, INVALID
-from warp_fix.plan import ADVISORY, CONSENT, SAFE, Fix, Plan
+from warp_fix.model import ADVISORY, CONSENT, SAFE, Fix, Plan
 
 BRANCH = "wf/startup"
 

@@ -17,7 +17,7 @@ from tests.apply.conftest import PYTHON, REPO, checkout_snapshot, git, init_repo
 from warp_fix import cli
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.errors import ApplyInterrupted
-from warp_fix.plan import Plan
+from warp_fix.model import Plan
 
 SLOW_APP = {
     "app.py": """
@@ -110,7 +110,7 @@ def test_nondeterministic_output_allowed_skips_the_output_check(nondeterministic
 
 
 def test_dry_run_prints_the_plan_and_makes_no_branch(nondeterministic_repo):
-    from warp_fix.plan import CONSENT, SAFE, Fix
+    from warp_fix.model import CONSENT, SAFE, Fix
 
     before = checkout_snapshot(nondeterministic_repo)
     branches = git(nondeterministic_repo, "branch", "--list")

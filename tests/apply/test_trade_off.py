@@ -12,7 +12,7 @@ from tests.apply.conftest import PIPELINE, PYTHON, git, init_repo
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import OFFERED
 from warp_fix.compare import KERNEL_METRIC
-from warp_fix.plan import CONSENT, Fix, Plan
+from warp_fix.model import CONSENT, Fix, Plan
 
 TRADE_OFF = Fix(
     id="F1",

@@ -24,7 +24,7 @@ from warp_fix.compare import (
     TimingDelta,
 )
 from warp_fix.config import ConfigError, load_config, parse_config
-from warp_fix.plan import ADVISORY, CONSENT, SAFE, Fix
+from warp_fix.model import ADVISORY, CONSENT, SAFE, Fix
 from warp_fix.report import Stat
 
 

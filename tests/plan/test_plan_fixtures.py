@@ -7,7 +7,8 @@ import copy
 import pytest
 
 from tests.conftest import FIXTURES
-from warp_fix.plan import CONSENT, SAFE, make_plan
+from warp_fix.model import CONSENT, SAFE
+from warp_fix.plan import make_plan
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,7 @@ import pytest
 
 from tests.conftest import PYTHON, REPO, TWO_STAGE, write_app
 from warp_fix.apply.review import BranchLog, CommitRow
-from warp_fix.findings import Finding
-from warp_fix.plan import Fix, Plan
+from warp_fix.model import Finding, Fix, Plan
 from warp_fix.render.html import render_log_html, render_report_html
 from warp_fix.report import (
     SCHEMA_VERSION,

@@ -7,7 +7,7 @@ import textwrap
 from warp_fix.apply.git import Git
 from warp_fix.apply.ledger import Numbers, TestSummary
 from warp_fix.compare import KERNEL_METRIC, fmt_ms
-from warp_fix.plan import Fix
+from warp_fix.model import Fix
 
 FALLBACK_NAME = "warp-fix"
 FALLBACK_EMAIL = "warp-fix@localhost"

@@ -6,7 +6,7 @@ import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from warp_fix.plan import ADVISORY, CONSENT, SAFE, Fix
+from warp_fix.model import ADVISORY, CONSENT, SAFE, Fix
 
 
 @dataclass(frozen=True)

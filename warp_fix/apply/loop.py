@@ -30,8 +30,8 @@ from warp_fix.apply.signals import termination_interrupts
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
 from warp_fix.compare import IMPROVED, KERNEL_METRIC, Comparison, compare
+from warp_fix.model import Fix, Plan
 from warp_fix.output_model import OutputModel, OutputModelError, learn
-from warp_fix.plan import Fix, Plan
 from warp_fix.probe import ProbeError
 from warp_fix.report import Report
 

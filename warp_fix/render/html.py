@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # kept out of the import path of `measure`
     from warp_fix.apply.review import BranchLog, CommitRow
-    from warp_fix.plan import Plan
+    from warp_fix.model import Plan
     from warp_fix.report import ModuleBuild, Rebuild, Report, Stat
 
 WIDTH = 1160  # SVG user units; the page scales the drawings to its width

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from warp_fix.plan import Plan
+from warp_fix.model import Plan
 
 STATUS_STYLE = {"fired": "bold red", "ruled-out": "green", "not-applicable": "dim"}
 

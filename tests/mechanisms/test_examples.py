@@ -1,0 +1,51 @@
+"""Every mechanism's own EXAMPLES, collected: diagnose each situation, and propose where it fires."""
+
+from __future__ import annotations
+
+import pytest
+
+from codemods import REGISTRY
+from warp_fix.mechanisms import FIX_ORDER, MECHANISMS, SLUGS
+from warp_fix.model import FIRED, Fix, NotProposed
+
+EXAMPLES = [
+    pytest.param(mechanism, example, id=f"{mechanism.SLUG}:{example.title}")
+    for mechanism in MECHANISMS
+    for example in mechanism.EXAMPLES
+]
+
+
+@pytest.mark.parametrize(("mechanism", "example"), EXAMPLES)
+def test_example(mechanism, example) -> None:
+    finding = mechanism.diagnose(example.inputs)
+    assert (finding.slug, finding.status) == (mechanism.SLUG, example.status), finding.reason
+    proposals = list(mechanism.propose(finding, example.inputs)) if finding.status == FIRED else []
+    fixes = [p for p in proposals if isinstance(p, Fix)]
+    if example.fixes is not None:
+        assert [(f.codemod, f.safety) for f in fixes] == list(example.fixes)
+    if example.declined is not None:
+        reasons = [p.reason for p in proposals if isinstance(p, NotProposed)]
+        assert any(example.declined in reason for reason in reasons), reasons
+    for fix in fixes:
+        assert fix.slug == mechanism.SLUG
+        assert fix.safety in mechanism.SAFETY, f"{fix.safety} is not among {mechanism.SLUG}'s SAFETY"
+        assert fix.codemod is None or fix.codemod in mechanism.CODEMODS
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=lambda m: m.SLUG)
+def test_every_mechanism_has_an_example_that_fires_and_one_that_does_not(mechanism) -> None:
+    statuses = [example.status for example in mechanism.EXAMPLES]
+    assert FIRED in statuses and any(status != FIRED for status in statuses), statuses
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=lambda m: m.SLUG)
+def test_identity_is_complete_and_names_real_codemods(mechanism) -> None:
+    assert mechanism.SLUG and mechanism.TITLE and mechanism.SAFETY
+    assert mechanism.CS is None or mechanism.CS.startswith("CS-")
+    assert set(mechanism.CODEMODS) <= set(REGISTRY), f"unknown codemods {set(mechanism.CODEMODS) - set(REGISTRY)}"
+
+
+def test_the_registry_lists_each_mechanism_once_in_both_orders() -> None:
+    assert len(set(SLUGS)) == len(MECHANISMS)
+    assert sorted(m.SLUG for m in FIX_ORDER) == sorted(SLUGS)
+    assert len({m.CS for m in MECHANISMS if m.CS}) == len([m for m in MECHANISMS if m.CS])

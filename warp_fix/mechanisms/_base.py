@@ -1,0 +1,80 @@
+"""What a mechanism is: its identity, `diagnose` and `propose` side by side, and the examples that test it.
+
+The shape of a Fixit rule: one class per mechanism tells its whole story, and the test suite collects its
+EXAMPLES (tests/mechanisms/test_examples.py) the way Fixit collects a rule's VALID/INVALID cases.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from warp_fix.model import Finding, Proposal
+from warp_fix.report import ModuleBuild, Rebuild, Report
+from warp_fix.scan.index import SourceIndex
+
+
+@dataclass
+class Inputs:
+    """What every mechanism reads: the runtime report and the static index, joined on repo-relative sites."""
+
+    report: Report
+    index: SourceIndex
+
+    @property
+    def on_cpu_only(self) -> bool:
+        return all(b.device.startswith("cpu") for b in self.report.trace.builds)
+
+    def repo_file(self, file: str) -> str | None:
+        """A report path (relative to the measured cwd, or absolute) as a repo-relative path, if inside."""
+        path = Path(file) if os.path.isabs(file) else Path(self.report.cwd) / file
+        root = os.path.realpath(self.index.root)
+        real = os.path.realpath(path)
+        if real == root or not real.startswith(root + os.sep):
+            return None
+        return Path(os.path.relpath(real, root)).as_posix()
+
+    def rebuilds_because(self, kind: str) -> list[Rebuild]:
+        return [r for r in self.report.rebuilds if any(reason.kind == kind for reason in r.reasons)]
+
+    def user_builds(self) -> list[ModuleBuild]:
+        return [
+            b for b in self.report.trace.builds if not b.module.startswith("warp.") and b.status != "error"
+        ]
+
+
+@dataclass(frozen=True)
+class Example:
+    """A situation (a small Report + SourceIndex) and what the mechanism must make of it.
+
+    `fixes` lists the (codemod, safety) of every Fix proposed, in order; `declined` is a phrase one of the
+    NotProposed reasons must contain. Either is checked only when given.
+    """
+
+    title: str
+    inputs: Inputs
+    status: str
+    fixes: tuple[tuple[str | None, str], ...] | None = None
+    declined: str | None = None
+
+
+class Mechanism:
+    """One reason for extra compiles (a row of WARP_FACTS.md's table): detection and fix in one place."""
+
+    SLUG: ClassVar[str]  # stable name used by plan, `apply --allow/--only` and commit trailers
+    CS: ClassVar[str | None]  # the id in WARP_FACTS.md's table ("CS-5"); None for the config trap
+    TITLE: ClassVar[str]  # plain language, the Finding's title
+    SAFETY: ClassVar[tuple[str, ...]]  # the safety classes its fixes can have (docs/mechanisms.md says when)
+    CODEMODS: ClassVar[tuple[str, ...]]  # names in codemods.REGISTRY its fixes use
+    EXAMPLES: ClassVar[tuple[Example, ...]]
+
+    def diagnose(self, inputs: Inputs) -> Finding:
+        """Fired, ruled out or not applicable, with the evidence and the facts `propose` needs."""
+        raise NotImplementedError
+
+    def propose(self, finding: Finding, inputs: Inputs) -> Iterable[Proposal]:
+        """For a fired finding: the fixes that remove its cause, or why none is proposed."""
+        raise NotImplementedError

@@ -1,0 +1,100 @@
+"""Helpers several mechanisms share: building findings and evidence, and placing fixes in the repository."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from warp_fix.mechanisms._base import Inputs
+from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, Evidence, Finding
+from warp_fix.report import Report, Site
+from warp_fix.scan.index import SourceIndex
+
+# --- findings and evidence -----------------------------------------------------------------------------------
+
+
+def runtime(detail: str, site: Site | None, inputs: Inputs | None = None) -> Evidence:
+    if site is None:
+        return Evidence("runtime", detail)
+    file = (inputs.repo_file(site.file) if inputs else None) or site.file
+    return Evidence("runtime", detail, file, site.line)
+
+
+def static(detail: str, file: str, line: int) -> Evidence:
+    return Evidence("static", detail, file, line)
+
+
+def fired(slug: str, title: str, reason: str, **kwargs) -> Finding:
+    return Finding(slug, FIRED, title, reason, **kwargs)
+
+
+def ruled_out(slug: str, title: str, reason: str, **kwargs) -> Finding:
+    return Finding(slug, RULED_OUT, title, reason, **kwargs)
+
+
+def not_applicable(slug: str, title: str, reason: str) -> Finding:
+    return Finding(slug, NOT_APPLICABLE, title, reason)
+
+
+def ms(value: float) -> str:
+    return f"{value:,.0f} ms"
+
+
+# --- placing fixes ---------------------------------------------------------------------------------------------
+
+
+def expected_effect(finding: Finding, builds: int | None = None) -> str:
+    """The Fix's `expected` line from the finding's measured extra builds and their cost."""
+    builds = finding.extra_builds if builds is None else builds
+    total = len(finding.details.get("all_builds", [])) or None
+    parts = []
+    if builds:
+        parts.append(f"removes {builds} build(s)" + (f" of {total}" if total else ""))
+    if finding.cost_ms:
+        parts.append(f"~{finding.cost_ms:,.0f} ms of measured cold module work")
+    return "; ".join(parts) or "no measured cost attached (untested estimate: small)"
+
+
+def entry_file(report: Report, index: SourceIndex) -> str | None:
+    """The file the measured command runs first: `python -m pkg` -> pkg/__main__.py, `python x.py` -> x.py."""
+    command = report.command
+    cwd = Path(report.cwd)
+    candidates = []
+    if "-m" in command[:-1]:
+        module = command[command.index("-m") + 1]
+        base = cwd / Path(*module.split("."))
+        candidates += [base / "__main__.py", base.with_suffix(".py")]
+    candidates += [cwd / arg for arg in command[1:] if arg.endswith(".py")]
+    root = os.path.realpath(index.root)
+    for path in candidates:
+        real = os.path.realpath(path)
+        if os.path.isfile(real) and real.startswith(root + os.sep):
+            return Path(os.path.relpath(real, root)).as_posix()
+    points = [e.file for e in index.entry_points if e.in_repo and e.file]
+    return points[0] if points else None
+
+
+def first_project_import(index: SourceIndex, file: str, modules: Iterable[str]) -> str | None:
+    """The project module (among `modules` and their packages) that `file` imports first."""
+    wanted = set(modules)
+    for site in sorted(index.imports_in(file), key=lambda s: s.line):
+        if not site.at_module_scope:
+            continue
+        if any(m == site.module or m.startswith(site.module + ".") for m in wanted):
+            return site.module
+    return None
+
+
+def in_repo(index: SourceIndex, file: str) -> bool:
+    """A file of the repository itself (process-wide settings and library files are never edited)."""
+    return any(f.file == file and f.in_repo for f in index.files)
+
+
+def module_scope_options(index: SourceIndex, python_module: str) -> dict:
+    """The constant options a file sets for its own module at module scope (carried when kernels move)."""
+    options: dict = {}
+    for call in index.option_calls_for(python_module):
+        if call.at_module_scope and call.is_constant and call.in_repo:
+            options.update(call.values)
+    return options

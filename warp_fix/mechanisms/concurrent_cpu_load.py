@@ -1,0 +1,88 @@
+"""CS-8: concurrent first loads on the CPU can succeed, then fail with "Failed to find module"."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._base import Example, Inputs, Mechanism
+from warp_fix.mechanisms._common import fired, ruled_out, runtime
+from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, Proposal
+
+
+class ConcurrentCpuLoad(Mechanism):
+    SLUG = "concurrent-cpu-load"
+    CS = "CS-8"
+    TITLE = "modules loaded concurrently on the CPU"
+    SAFETY = (SAFE,)
+    CODEMODS = ("cpu_max_workers",)
+
+    def diagnose(self, inputs: Inputs) -> Finding:
+        risky = [c for c in inputs.report.trace.load_calls if _parallel(c.max_workers) and _may_be_cpu(c.devices)]
+        static_risky = [
+            p
+            for p in inputs.index.preloads
+            if p.in_repo
+            and p.max_workers is not None
+            and (not p.max_workers.is_constant or _parallel(p.max_workers.value))
+        ]
+        if not risky:
+            return ruled_out(self.SLUG, self.TITLE, "no load call used several workers on a device that can be the CPU")
+        sites = sorted({(inputs.repo_file(c.site.file), c.site.line) for c in risky if c.site})
+        return fired(
+            self.SLUG,
+            self.TITLE,
+            f"{len(risky)} load call(s) with max_workers > 1 can target the CPU",
+            evidence=[
+                runtime(f"{c.function}(max_workers={c.max_workers}, device={c.devices})", c.site, inputs)
+                for c in risky
+            ],
+            details={
+                "sites": [{"file": f, "line": line} for f, line in sites if f],
+                "static": [{"file": p.file, "line": p.line} for p in static_risky],
+            },
+        )
+
+    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+        by_file: dict[str, list[int]] = {}
+        for site in finding.details.get("sites", []):
+            by_file.setdefault(site["file"], []).append(site["line"])
+        for file, lines in by_file.items():
+            yield Fix(
+                id="",
+                slug=finding.slug,
+                title="Load modules one at a time where the CPU can be the device",
+                description="Concurrent first loads on the CPU can report success and then fail with 'Failed to find "
+                "module'; max_workers=1 keeps them sequential.",
+                safety=SAFE,
+                codemod="cpu_max_workers",
+                args={"file": file, "lines": sorted(lines)},
+                files=[file],
+                lines=[f"{file}:{line}" for line in lines],
+                expected="correctness: no concurrent first CPU load",
+            )
+
+    EXAMPLES = (
+        Example(
+            "wp.force_load(device=\"cpu\", max_workers=4) in the program",
+            case.run(builds=[case.build("sim")], load_calls=[case.load_call(["cpu"], 4, site=case.site("app.py", 8))]),
+            FIRED,
+            fixes=(("cpu_max_workers", SAFE),),
+        ),
+        Example(
+            "parallel loads on a CUDA device only",
+            case.run(
+                builds=[case.build("sim", device="cuda:0")],
+                load_calls=[case.load_call(["cuda:0"], 4, site=case.site("app.py", 8))],
+            ),
+            RULED_OUT,
+        ),
+    )
+
+
+def _parallel(workers) -> bool:
+    return isinstance(workers, int) and workers > 1
+
+
+def _may_be_cpu(devices: list[str]) -> bool:
+    return any(d in ("None", "cpu") or d.startswith("cpu") for d in devices)

@@ -1,0 +1,140 @@
+"""The trap: `wp.config.X = V` after the modules that should see it were created is silently ignored."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._base import Example, Inputs, Mechanism
+from warp_fix.mechanisms._common import entry_file, fired, first_project_import, ruled_out, runtime
+from warp_fix.model import CONSENT, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
+from warp_fix.probe.inject._warp_fix_tracer import CREATION_TIME_OPTIONS  # the tracer's own list
+from warp_fix.scan.index import EntryPoint, ImportSite
+
+
+class ConfigAfterImport(Mechanism):
+    SLUG = "config-after-import"
+    CS = None
+    TITLE = "a wp.config setting made after the modules it should reach were created (silently ignored)"
+    SAFETY = (CONSENT,)
+    CODEMODS = ("config_at_entry",)
+
+    def diagnose(self, inputs: Inputs) -> Finding:
+        ignored = []
+        evidence = []
+        for change in inputs.report.trace.option_changes:
+            if change.kind != "config":
+                continue
+            for key, value in change.values.items():
+                stale = [m for m in change.modules_existing if not m.startswith("warp.")]
+                if key in CREATION_TIME_OPTIONS and stale:
+                    evidence.append(
+                        runtime(
+                            f"wp.config.{key} = {value!r} after {', '.join(stale)} existed", change.site, inputs
+                        )
+                    )
+                    ignored.append(
+                        {
+                            "key": key,
+                            "value": value,
+                            "modules": stale,
+                            "file": inputs.repo_file(change.site.file) if change.site else None,
+                            "line": change.site.line if change.site else None,
+                            "function": change.site.function if change.site else None,
+                        }
+                    )
+        if not ignored:
+            return ruled_out(
+                self.SLUG, self.TITLE, "every wp.config option was set before the modules it reaches were created"
+            )
+        keys = sorted({item["key"] for item in ignored})
+        return fired(
+            self.SLUG,
+            self.TITLE,
+            f"wp.config.{', '.join(keys)} set too late: the existing modules ignore it",
+            evidence=evidence,
+            details={"ignored": ignored},
+        )
+
+    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+        report, index = inputs.report, inputs.index
+        entry = entry_file(report, index)
+        for item in finding.details.get("ignored", []):
+            if entry is None:
+                yield NotProposed(
+                    finding.slug, f"wp.config.{item['key']} set too late, but no entry point was found"
+                )
+                continue
+            target = first_project_import(index, entry, item["modules"])
+            args = {"file": entry, "name": item["key"], "value": item["value"]}
+            if target:
+                args["before_import"] = target
+            if item["file"] == entry:
+                args["line"] = item["line"]
+            yield Fix(
+                id="",
+                slug=finding.slug,
+                title=f"Set wp.config.{item['key']} before the modules it must reach exist",
+                description=f"wp.config.{item['key']} = {item['value']!r} ran after {', '.join(item['modules'])} "
+                "were created, so they silently kept the old value. Setting it right after `import warp` in the entry "
+                "point makes it take effect: this changes those modules' options, hence consent.",
+                safety=CONSENT,
+                codemod="config_at_entry",
+                args=args,
+                files=[entry],
+                lines=[f"{item['file']}:{item['line']}"],
+                expected="makes the setting effective (compile-time effect "
+                "depends on the option: untested estimate)",
+                allow_options=[item["key"]],
+            )
+
+    EXAMPLES = (
+        Example(
+            "wp.config.enable_backward set in main() after the solver module was created",
+            case.run(
+                builds=[case.build("sim.solver")],
+                option_changes=[
+                    case.option_change(
+                        "warp.config", {"enable_backward": False}, kind="config", modules_existing=["sim.solver"],
+                        site=case.site("app/__main__.py", 6, "main"),
+                    )
+                ],
+                source=case.index(
+                    files=["app/__main__.py", "sim/solver.py"],
+                    entry_points=[EntryPoint(kind="main_module", file="app/__main__.py")],
+                    imports=[ImportSite(file="app/__main__.py", line=2, module="sim.solver", kind="project")],
+                ),
+            ),
+            FIRED,
+            fixes=(("config_at_entry", CONSENT),),
+        ),
+        Example(
+            "set too late, but the program has no entry point in the repository to move it to",
+            case.run(
+                builds=[case.build("sim.solver")],
+                option_changes=[
+                    case.option_change(
+                        "warp.config", {"max_unroll": 4}, kind="config", modules_existing=["sim.solver"],
+                        site=case.site("lib.py", 6, "configure"),
+                    )
+                ],
+                command=["python", "-c", "import lib"],
+            ),
+            FIRED,
+            fixes=(),
+            declined="no entry point was found",
+        ),
+        Example(
+            "wp.config.enable_backward set before any module existed",
+            case.run(
+                builds=[case.build("sim.solver")],
+                option_changes=[
+                    case.option_change("warp.config", {"enable_backward": False}, kind="config", loaded=False)
+                ],
+            ),
+            RULED_OUT,
+        ),
+    )
+
+
+

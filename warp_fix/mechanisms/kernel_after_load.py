@@ -1,0 +1,153 @@
+"""CS-1: kernels defined after their module loaded add a full rebuild of the module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._base import Example, Inputs, Mechanism
+from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
+from warp_fix.model import ADVISORY, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
+
+
+class KernelAfterLoad(Mechanism):
+    SLUG = "kernel-after-load"
+    CS = "CS-1"
+    TITLE = "kernels defined after their module's first build"
+    SAFETY = (SAFE, ADVISORY)
+    CODEMODS = ("kernels_to_module_scope",)
+
+    def diagnose(self, inputs: Inputs) -> Finding:
+        rebuilds = inputs.rebuilds_because("kernel-added")
+        if not rebuilds:
+            return ruled_out(
+                self.SLUG, self.TITLE, "no module was rebuilt because a kernel appeared after its first build"
+            )
+        evidence, late = [], []
+        for rebuild in rebuilds:
+            for reason in rebuild.reasons:
+                if reason.kind != "kernel-added":
+                    continue
+                evidence.append(runtime(f"{rebuild.module}: {reason.detail}", reason.site, inputs))
+                if reason.site is not None:
+                    late.append(
+                        {
+                            "module": rebuild.module,
+                            "file": inputs.repo_file(reason.site.file),
+                            "line": reason.site.line,
+                            "function": reason.site.function,
+                        }
+                    )
+        for item in late:
+            kernel = inputs.index.kernel_named(item["function"], item["file"]) if item["file"] else None
+            if kernel is not None:
+                item["factory"] = kernel.enclosing_functions[-1] if kernel.enclosing_functions else None
+                item["captures"] = list(kernel.captures)
+                item["module_kind"] = kernel.module_kind
+                evidence.append(
+                    static(
+                        f"kernel {kernel.name} defined "
+                        + (f"inside {item['factory']}" if item["factory"] else "at module scope"),
+                        kernel.file,
+                        kernel.line,
+                    )
+                )
+        cost = sum(r.module_ms for r in rebuilds)
+        return fired(
+            self.SLUG,
+            self.TITLE,
+            f"{len(rebuilds)} extra build(s) because kernels joined a module after it loaded ({ms(cost)})",
+            evidence=evidence,
+            cost_ms=cost,
+            extra_builds=len(rebuilds),
+            details={"late_kernels": late},
+        )
+
+    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+        index = inputs.index
+        factories: dict[tuple[str, str], list[str]] = {}
+        for item in finding.details.get("late_kernels", []):
+            where = f"{item.get('file')}:{item.get('line')}"
+            if not item.get("file") or "factory" not in item:
+                yield NotProposed(finding.slug, f"late kernel at {where} is not in the repository's source")
+            elif item["captures"]:
+                yield NotProposed(
+                    finding.slug,
+                    f"kernel at {where} captures {', '.join(item['captures'])}: made per "
+                    "call from runtime data, so it stays where it is",
+                )
+            elif item["factory"] is None:
+                yield Fix(
+                    id="",
+                    slug=finding.slug,
+                    title="Import late kernels before the first launch",
+                    description=f"Kernel at {where} is defined at module scope but its file is imported after "
+                    "its module's first build: import it earlier (advisory: import order is the author's call).",
+                    safety=ADVISORY,
+                    codemod=None,
+                    files=[item["file"]],
+                    lines=[where],
+                    expected=expected_effect(finding),
+                )
+            else:
+                kernels = factories.setdefault((item["file"], item["factory"]), [])
+                if item["function"] not in kernels:
+                    kernels.append(item["function"])
+        for (file, factory), kernels in factories.items():
+            yield Fix(
+                id="",
+                slug=finding.slug,
+                title=f"Define the kernels of {factory}() at module scope",
+                description=f"{', '.join(kernels)} were created inside {factory}() after their module's first "
+                "build; defined at module scope they join the module before it loads, so it builds once.",
+                safety=SAFE,
+                codemod="kernels_to_module_scope",
+                args={"file": file, "factory": factory, "kernels": kernels},
+                files=[file],
+                lines=[
+                    f"{file}:{index.kernel_named(k, file).line}" for k in kernels if index.kernel_named(k, file)
+                ],
+                expected=expected_effect(finding),
+                expected_builds_removed=finding.extra_builds,
+                expected_ms=finding.cost_ms,
+            )
+
+    EXAMPLES = (
+        Example(
+            "a kernel made by a factory that captures nothing joins the module after its first launch",
+            case.run(
+                builds=[case.build("sim"), case.build("sim", kernels=["sim.integrate", "sim.damp"])],
+                rebuilds=[case.rebuild("sim", "kernel-added", "'damp' added", site=case.site("sim.py", 12, "damp"))],
+                source=case.index(
+                    files=["sim.py"], kernels=[case.kernel("damp", "sim.py", 12, enclosing_functions=["make"])]
+                ),
+            ),
+            FIRED,
+            fixes=(("kernels_to_module_scope", SAFE),),
+        ),
+        Example(
+            "a late kernel at module scope of a file imported late: import order is the author's call",
+            case.run(
+                builds=[case.build("sim"), case.build("sim")],
+                rebuilds=[case.rebuild("sim", "kernel-added", "'damp' added", site=case.site("sim.py", 12, "damp"))],
+                source=case.index(files=["sim.py"], kernels=[case.kernel("damp", "sim.py", 12)]),
+            ),
+            FIRED,
+            fixes=((None, ADVISORY),),
+        ),
+        Example(
+            "a late kernel that captures the factory's runtime argument stays where it is",
+            case.run(
+                builds=[case.build("sim"), case.build("sim")],
+                rebuilds=[case.rebuild("sim", "kernel-added", "'scaled'", site=case.site("sim.py", 12, "scaled"))],
+                source=case.index(
+                    files=["sim.py"],
+                    kernels=[case.kernel("scaled", "sim.py", 12, enclosing_functions=["make"], captures=["factor"])],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="captures factor",
+        ),
+        Example("every module built once", case.run(builds=[case.build("sim")]), RULED_OUT),
+    )

@@ -1,0 +1,193 @@
+"""CS-3: module options changed after the module's first build force a second full build."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._base import Example, Inputs, Mechanism
+from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
+from warp_fix.model import CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
+
+
+class LateModuleOptions(Mechanism):
+    SLUG = "late-module-options"
+    CS = "CS-3"
+    TITLE = "options set after the module's first build"
+    SAFETY = (SAFE, CONSENT)
+    CODEMODS = ("hoist_options",)
+
+    def diagnose(self, inputs: Inputs) -> Finding:
+        changes = [c for c in inputs.report.trace.option_changes if c.kind != "config"]
+        late = [c for c in changes if c.target_loaded and c.target_has_kernels]
+        no_ops = [c for c in changes if not c.target_has_kernels]
+        rebuilds = [r for r in inputs.rebuilds_because("option") if not _only_config(r)]
+        evidence = [runtime(f"{c.target}: {c.values} after its first build", c.site, inputs) for c in late]
+        evidence += [
+            runtime(f"{c.target}: {c.values} targets a module with no kernels (no effect)", c.site, inputs)
+            for c in no_ops
+        ]
+        calls = []
+        for change in late:
+            file = inputs.repo_file(change.site.file) if change.site else None
+            call = next(
+                (o for o in inputs.index.option_calls if o.file == file and o.line == change.site.line), None
+            )
+            if call is not None:
+                evidence.append(
+                    static(f"options call in {call.function or 'module scope'}", call.file, call.line)
+                )
+            calls.append(
+                {
+                    "module": change.target,
+                    "file": file,
+                    "line": change.site.line if change.site else None,
+                    "function": call.function if call else None,
+                    "constant": bool(call and call.is_constant),
+                    "non_constant_keys": list(call.non_constant_keys) if call else [],
+                    "kind": change.kind,
+                    "keys": sorted(change.values),
+                    "differentiated": any(
+                        launch.adjoint and launch.module == change.target for launch in inputs.report.trace.launches
+                    ),
+                }
+            )
+        noop_details = [
+            {
+                "module": c.target,
+                "file": inputs.repo_file(c.site.file) if c.site else None,
+                "line": c.site.line if c.site else None,
+                "values": c.values,
+            }
+            for c in no_ops
+        ]
+        if not rebuilds and not late:
+            reason = "no module's options changed after its first build"
+            if no_ops:
+                reason += f"; {len(no_ops)} options call(s) target a module with no kernels (a no-op)"
+            return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence, details={"no_ops": noop_details})
+        cost = sum(r.module_ms for r in rebuilds)
+        return fired(
+            self.SLUG,
+            self.TITLE,
+            f"{len(rebuilds)} extra build(s) after options changed on loaded modules ({ms(cost)})",
+            evidence=evidence,
+            cost_ms=cost,
+            extra_builds=len(rebuilds),
+            details={"calls": calls, "no_ops": noop_details},
+        )
+
+    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+        for noop in finding.details.get("no_ops", []):
+            yield NotProposed(
+                finding.slug,
+                f"options call at {noop['file']}:{noop['line']} targets module {noop['module']}, which "
+                "holds no kernels: a no-op. Making it effective would change the kernels' numerics, so it is left "
+                "for you to decide.",
+            )
+        seen = set()
+        for call in finding.details.get("calls", []):
+            where = f"{call['file']}:{call['line']}"
+            if not call["file"] or not call["function"]:
+                yield NotProposed(
+                    finding.slug, f"late options call at {where} is not inside a function of the repo"
+                )
+                continue
+            if not call["constant"]:
+                keys = ", ".join(call["non_constant_keys"]) or "its options"
+                yield NotProposed(
+                    finding.slug,
+                    f"options call at {where}: {keys} depend(s) on runtime values, so it "
+                    "cannot move before the first build; give each option set a module of its own",
+                )
+                continue
+            if (call["file"], call["function"]) in seen:
+                continue
+            seen.add((call["file"], call["function"]))
+            numerics = _numerics_keys(call)
+            consent = (
+                f" Launches before the call ran with the old {', '.join(numerics)}; after the move every launch uses "
+                "the new value, which changes numerics: consent needed." if numerics else ""
+            )
+            yield Fix(
+                id="", slug=finding.slug, title=f"Set {call['module']} options before its first build",
+                description=f"Moves the constant options call out of {call['function']}() to module scope, so module "
+                f"{call['module']} is built once with its final options instead of twice." + consent,
+                safety=CONSENT if numerics else SAFE, codemod="hoist_options",
+                args={"file": call["file"], "function": call["function"], "line": call["line"]},
+                files=[call["file"]], lines=[where], expected=expected_effect(finding),
+                expected_builds_removed=finding.extra_builds, expected_ms=finding.cost_ms,
+                allow_options=numerics or (["enable_backward"] if "enable_backward" in call["keys"] else []),
+            )
+
+    EXAMPLES = (
+        Example(
+            "enable_backward turned off in setup() after the first launch; no tape uses the module",
+            case.run(
+                builds=[case.build("sim"), case.build("sim", options={"enable_backward": False})],
+                rebuilds=[case.rebuild("sim", "option", "option enable_backward: True -> False")],
+                option_changes=[
+                    case.option_change("sim", {"enable_backward": False}, site=case.site("sim.py", 20, "setup"))
+                ],
+                source=case.index(
+                    files=["sim.py"],
+                    option_calls=[case.option_call("sim.py", 20, {"enable_backward": False}, function="setup")],
+                ),
+            ),
+            FIRED,
+            fixes=(("hoist_options", SAFE),),
+        ),
+        Example(
+            "fast_math turned on after launches that ran without it: moving it changes their numerics",
+            case.run(
+                builds=[case.build("sim"), case.build("sim", options={"fast_math": True})],
+                rebuilds=[case.rebuild("sim", "option", "option fast_math: False -> True")],
+                option_changes=[case.option_change("sim", {"fast_math": True}, site=case.site("sim.py", 20, "setup"))],
+                source=case.index(
+                    files=["sim.py"],
+                    option_calls=[case.option_call("sim.py", 20, {"fast_math": True}, function="setup")],
+                ),
+            ),
+            FIRED,
+            fixes=(("hoist_options", CONSENT),),
+        ),
+        Example(
+            "the late option's value is computed at run time, so the call cannot move",
+            case.run(
+                builds=[case.build("sim"), case.build("sim")],
+                rebuilds=[case.rebuild("sim", "option", "option max_unroll: 16 -> 4")],
+                option_changes=[case.option_change("sim", {"max_unroll": 4}, site=case.site("sim.py", 20, "setup"))],
+                source=case.index(
+                    files=["sim.py"],
+                    option_calls=[
+                        case.option_call("sim.py", 20, {}, function="setup", runtime_keys=["max_unroll"])
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="depend(s) on runtime values",
+        ),
+        Example(
+            "an options call on a module without kernels (all its kernels are unique) is a no-op",
+            case.run(
+                builds=[case.build("sim")],
+                option_changes=[case.option_change("sim", {"fast_math": True}, has_kernels=False)],
+            ),
+            RULED_OUT,
+        ),
+    )
+
+
+def _only_config(rebuild) -> bool:
+    return all("wp.config" in reason.detail for reason in rebuild.reasons if reason.kind == "option")
+
+
+def _numerics_keys(call: dict) -> list[str]:
+    """Options whose change moves results (DESIGN invariant 2); enable_backward only if a tape used the module."""
+    from warp_fix.compare import NUMERICS_OPTIONS
+
+    keys = [k for k in call["keys"] if k in NUMERICS_OPTIONS and k != "enable_backward"]
+    if "enable_backward" in call["keys"] and call["differentiated"]:
+        keys.append("enable_backward")
+    return keys

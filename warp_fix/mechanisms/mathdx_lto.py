@@ -1,0 +1,123 @@
+"""CS-7: MathDx link-time-optimised code that may not pay for its build.
+
+Turning MathDx off makes the build cheaper and the kernel slower (an f16 GEMM ran ~2.9x faster with it),
+so the finding only names the modules and what their builds cost; apply measures both ways."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._base import Example, Inputs, Mechanism
+from warp_fix.mechanisms._common import fired, in_repo, not_applicable, ruled_out
+from warp_fix.model import CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, NotProposed, Proposal
+
+# Warp's MathDx builders (warp._src.build.build_lto_<kind>) and the option that turns each one off.
+OPTION_OF_KIND = {"dot": "enable_mathdx_gemm", "solver": "enable_mathdx_solver", "fft": "enable_mathdx_fft"}
+
+
+class MathdxLto(Mechanism):
+    SLUG = "mathdx-lto"
+    CS = "CS-7"
+    TITLE = "MathDx link-time-optimised code that may not pay for its build"
+    SAFETY = (CONSENT,)
+    CODEMODS = ("module_options",)
+
+    def diagnose(self, inputs: Inputs) -> Finding:
+        if inputs.on_cpu_only:
+            return not_applicable(self.SLUG, self.TITLE, "CPU run: MathDx LTO is CUDA-only")
+        summary = inputs.report.summary
+        if summary is None or summary.lto_artifacts == 0:
+            return ruled_out(self.SLUG, self.TITLE, "no LTO artifact was produced")
+        modules = _lto_modules(inputs)
+        native, module = summary.native_compile_ms.median, summary.cold_module_ms.median
+        share = native / module if module else 1.0
+        if share >= 0.5:
+            return ruled_out(
+                self.SLUG,
+                self.TITLE,
+                f"{summary.lto_artifacts} LTO artifacts, but {share:.0%} of module time is "
+                "the native compiler: linking does not dominate",
+            )
+        names = ", ".join(m["module"] for m in modules) or "modules the tracer could not attribute"
+        return fired(
+            self.SLUG,
+            self.TITLE,
+            f"{summary.lto_artifacts} LTO artifacts ({names}); only {share:.0%} of module time in the native "
+            "compiler: measure the build and the steady-state kernel time both ways",
+            cost_ms=module - native,
+            details={"lto_artifacts": summary.lto_artifacts, "native_share": share, "modules": modules},
+        )
+
+    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+        """One consent fix per repository module built with MathDx: its module option off, measured both ways."""
+        index = inputs.index
+        for item in finding.details.get("modules", []):
+            module, options = item["module"], item["options"]
+            file = index.file_of_module(module)
+            if file is None or not in_repo(index, file):
+                yield NotProposed(finding.slug, f"{module} builds MathDx code but is not a file of the repository")
+                continue
+            if not options:
+                yield NotProposed(finding.slug, f"{module}: the MathDx builders that ran were not recorded")
+                continue
+            outside = item["module_ms"] - item["native_ms"]
+            yield Fix(
+                id="", slug=finding.slug, title=f"Build {module} without MathDx",
+                description=f"{module} links {item['lto_builds']} MathDx LTO build(s); "
+                f"{', '.join(f'{o}=False' for o in options)} at module scope trades that build time for slower "
+                "kernels (Warp's own tile code instead of cuBLASDx/cuSolverDx/cuFFTDx). apply measures the build "
+                "and the steady-state kernel time both ways; keeping it needs consent.",
+                safety=CONSENT, codemod="module_options",
+                args={"file": file, "options": dict.fromkeys(options, False), "replace": True}, files=[file],
+                expected=f"{outside:.0f} ms of the module's {item['module_ms']:.0f} ms build is outside the native "
+                "compiler (mostly LTO); kernel time cost: measured by apply",
+                expected_ms=outside, allow_options=list(options), measure_kernels=True,
+            )
+
+    EXAMPLES = (
+        Example(
+            "a CUDA module of the repository links two MathDx GEMMs; 10% of its build is the native compiler",
+            case.run(
+                builds=[case.build("sim", device="cuda:0", ms=5000.0, native_ms=500.0, lto_kinds=["dot", "dot"])],
+                source=case.index(files=["sim.py"]),
+            ),
+            FIRED,
+            fixes=(("module_options", CONSENT),),
+        ),
+        Example(
+            "the module that links MathDx code belongs to an installed library",
+            case.run(
+                builds=[case.build("fluidlib.ops", device="cuda:0", ms=5000.0, native_ms=500.0, lto_kinds=["fft"])],
+                source=case.index(library_files=["fluidlib/ops.py"]),
+            ),
+            FIRED,
+            fixes=(),
+            declined="not a file of the repository",
+        ),
+        Example(
+            "LTO artifacts, but the native compiler takes most of the module time",
+            case.run(builds=[case.build("sim", device="cuda:0", ms=1000.0, native_ms=900.0, lto_kinds=["dot"])]),
+            RULED_OUT,
+        ),
+        Example("a CPU run: MathDx is CUDA-only", case.run(builds=[case.build("sim")]), NOT_APPLICABLE),
+    )
+
+
+def _lto_modules(inputs: Inputs) -> list[dict]:
+    """Per module that ran MathDx builders: LTO builds, the options that would turn them off, and its cost."""
+    found: dict[str, dict] = {}
+    for build in inputs.user_builds():
+        if not build.lto_builds:
+            continue
+        entry = found.setdefault(
+            build.module, {"module": build.module, "lto_builds": 0, "module_ms": 0.0, "native_ms": 0.0, "options": []}
+        )
+        entry["lto_builds"] += build.lto_builds
+        entry["module_ms"] += build.module_ms
+        entry["native_ms"] += build.native_ms
+        for kind in build.lto_kinds:
+            option = OPTION_OF_KIND.get(kind)
+            if option and option not in entry["options"]:
+                entry["options"].append(option)
+    return sorted(found.values(), key=lambda m: -m["module_ms"])

@@ -1,0 +1,96 @@
+"""CS-12: precompiled headers turned off make every module compile Warp's headers; reported, never changed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._base import Example, Inputs, Mechanism
+from warp_fix.mechanisms._common import fired, ruled_out, runtime
+from warp_fix.model import ADVISORY, FIRED, RULED_OUT, Finding, Fix, Proposal
+from warp_fix.scan.index import ConfigAssignment, Value
+
+
+class PrecompiledHeader(Mechanism):
+    SLUG = "precompiled-header"
+    CS = "CS-12"
+    TITLE = "precompiled headers turned off"
+    SAFETY = (ADVISORY,)
+    CODEMODS = ()
+
+    def diagnose(self, inputs: Inputs) -> Finding:
+        """CPU builds always use the precompiled header; CUDA builds only below toolkit 13 (13 ignores the knob)."""
+        off = [b for b in inputs.user_builds() if b.options.get("use_precompiled_headers") is False]
+        if not off:
+            return ruled_out(self.SLUG, self.TITLE, "precompiled headers are on (the default)")
+        toolkit = inputs.report.trace.cuda_toolkit
+        if all(b.device.startswith("cuda") for b in off) and toolkit_at_least(toolkit, 13):
+            return ruled_out(
+                self.SLUG,
+                self.TITLE,
+                f"{len(off)} CUDA build(s) ran without precompiled headers, but CUDA toolkit {toolkit} "
+                "ignores the setting: nothing to gain",
+            )
+        settings = [
+            c
+            for c in inputs.report.trace.option_changes
+            if c.kind == "config" and "use_precompiled_headers" in c.values
+        ]
+        static = [a for a in inputs.index.config_assignments_for("use_precompiled_headers") if a.in_repo]
+        return fired(
+            self.SLUG,
+            self.TITLE,
+            f"{len(off)} build(s) ran without precompiled headers",
+            evidence=[runtime("wp.config.use_precompiled_headers = False", c.site, inputs) for c in settings],
+            details={"assignments": [{"file": a.file, "line": a.line, "function": a.function} for a in static]},
+        )
+
+    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+        for item in finding.details.get("assignments", []):
+            yield Fix(
+                id="",
+                slug=finding.slug,
+                title="Restore precompiled headers",
+                description=f"wp.config.use_precompiled_headers = False at {item['file']}:{item['line']} makes every "
+                "CPU module (and, below CUDA toolkit 13, every CUDA module) compile Warp's headers from scratch; "
+                "remove it unless a measurement justifies it.",
+                safety=ADVISORY,
+                codemod=None,
+                files=[item["file"]],
+                lines=[f"{item['file']}:{item['line']}"],
+                expected="untested estimate: most of the per-module native compile time on CPU",
+            )
+
+    EXAMPLES = (
+        Example(
+            "wp.config.use_precompiled_headers = False in the repository, CPU builds",
+            case.run(
+                builds=[case.build("sim", options={"use_precompiled_headers": False})],
+                source=case.index(
+                    files=["app.py"],
+                    config_assignments=[
+                        ConfigAssignment(
+                            file="app.py", line=3, key="use_precompiled_headers", value=Value("False", True, False)
+                        )
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=((None, ADVISORY),),
+        ),
+        Example(
+            "CUDA builds without precompiled headers on toolkit 13, which ignores the setting",
+            case.run(
+                builds=[case.build("sim", device="cuda:0", options={"use_precompiled_headers": False})],
+                cuda_toolkit="13.0",
+            ),
+            RULED_OUT,
+        ),
+        Example("precompiled headers on (the default)", case.run(builds=[case.build("sim")]), RULED_OUT),
+    )
+
+
+def toolkit_at_least(version: str, major: int) -> bool:
+    """True when a "major.minor" toolkit version is known and at least `major`."""
+    head = version.split(".", 1)[0]
+    return head.isdigit() and int(head) >= major

@@ -1,0 +1,155 @@
+"""CS-13: independent modules built one after another on first use, where a preload could overlap them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._base import Example, Inputs, Mechanism
+from warp_fix.mechanisms._common import entry_file, expected_effect, fired, ms, not_applicable, ruled_out
+from warp_fix.model import ADVISORY, CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, Proposal
+from warp_fix.scan.index import EntryPoint
+
+MIN_CEILING = 1.3
+
+
+def _cuda_modules(first_launch_in: str = "app/__main__.py", **module_ms: float) -> Inputs:
+    """A CUDA run that builds each module once, in `module_ms` milliseconds; the first launch in main()."""
+    first = case.site(first_launch_in, 8, "main")
+    return case.run(
+        builds=[case.build(m, device="cuda:0", block_dim=256, ms=ms) for m, ms in module_ms.items()],
+        launches=[case.launch("step", m, device="cuda:0", site=first) for m in module_ms],
+        source=case.index(
+            files=["app/__main__.py", "sim.py"], entry_points=[EntryPoint(kind="main_module", file="app/__main__.py")]
+        ),
+    )
+
+
+class SerialBuilds(Mechanism):
+    SLUG = "serial-builds"
+    CS = "CS-13"
+    TITLE = "independent modules compiled one at a time"
+    SAFETY = (CONSENT, ADVISORY)
+    CODEMODS = ("preload",)
+
+    def diagnose(self, inputs: Inputs) -> Finding:
+        device = "cpu" if inputs.on_cpu_only else "cuda"
+        builds = [b for b in inputs.user_builds() if b.device.startswith(device) and b.status == "compiled"]
+        per_module = {}
+        for build in builds:
+            per_module.setdefault(build.module, []).append(build)
+        once = {m: bs[0] for m, bs in per_module.items() if len(bs) == 1}
+        if inputs.on_cpu_only:
+            return not_applicable(
+                self.SLUG,
+                self.TITLE,
+                "CPU run: concurrent CPU loads are unsafe (see concurrent CPU loads)" + _ceiling_text(once),
+            )
+        if len(once) < 2:
+            return ruled_out(self.SLUG, self.TITLE, "fewer than two modules were built exactly once")
+        total = sum(b.module_ms for b in once.values())
+        largest = max(once.values(), key=lambda b: b.module_ms)
+        ceiling = total / largest.module_ms if largest.module_ms else 1.0
+        details = {
+            "modules": {m: b.block_dim for m, b in once.items()},
+            "sum_ms": total,
+            "max_ms": largest.module_ms,
+            "slowest": largest.module,
+            "ceiling": round(ceiling, 2),
+            "device": largest.device,
+        }
+        if ceiling < MIN_CEILING:
+            return ruled_out(
+                self.SLUG,
+                self.TITLE,
+                f"one module dominates ({largest.module}, {ms(largest.module_ms)} of "
+                f"{ms(total)}): preload ceiling only {ceiling:.2f}x",
+                details=details,
+            )
+        return fired(
+            self.SLUG,
+            self.TITLE,
+            f"{len(once)} modules built serially: {ms(total)}; ceiling {ceiling:.2f}x "
+            f"(slowest {largest.module}, {ms(largest.module_ms)})",
+            cost_ms=total - largest.module_ms,
+            details=details,
+        )
+
+    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+        report, index = inputs.report, inputs.index
+        entry = entry_file(report, index)
+        details = finding.details
+        first = next((launch for launch in report.trace.launches if launch.site), None)
+        if entry is None or first is None or first.site.file != entry:
+            yield Fix(
+                id="",
+                slug=finding.slug,
+                title="Preload independent modules in parallel",
+                description=f"Ceiling {details['ceiling']}x; no first launch in the entry point to insert a "
+                "preload before (advisory).",
+                safety=ADVISORY,
+                codemod=None,
+                expected=expected_effect(finding, 0),
+            )
+            return
+        modules = sorted(details["modules"])
+        # At the top of the function holding the first launch (a launch inside a loop must not get it per pass).
+        where = (
+            {"before_line": first.site.line} if first.site.function == "<module>" else {"function": first.site.function}
+        )
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title=f"Preload {len(modules)} independent modules in parallel",
+            description=f"{len(modules)} modules were built one after another ({details['sum_ms']:,.0f} ms summed; "
+            f"slowest {details['slowest']} {details['max_ms']:,.0f} ms). Ceiling: {details['ceiling']}x on compile "
+            "elapsed. Each module's real block_dim is declared so the preload builds the variant used.",
+            safety=CONSENT,
+            codemod="preload",
+            args={
+                "file": entry,
+                "modules": modules,
+                "device": details["device"],
+                "max_workers": len(modules),
+                "block_dims": details["modules"],
+                **where,
+            },
+            files=[entry],
+            expected=f"compile elapsed down to at best ~{details['max_ms']:,.0f} ms "
+            f"(ceiling {details['ceiling']}x; untested estimate)",
+        )
+
+    EXAMPLES = (
+        Example(
+            "three CUDA modules of similar size built one after another from main() of the entry point",
+            _cuda_modules(sim=400.0, render=300.0, io=300.0),
+            FIRED,
+            fixes=(("preload", CONSENT),),
+        ),
+        Example(
+            "the first launch is in a library function, not in the entry point: nowhere to insert the preload",
+            _cuda_modules(sim=400.0, render=300.0, io=300.0, first_launch_in="sim.py"),
+            FIRED,
+            fixes=((None, ADVISORY),),
+        ),
+        Example(
+            "one module dominates: a preload could gain at most 1.1x",
+            _cuda_modules(sim=2000.0, render=100.0, io=100.0),
+            RULED_OUT,
+        ),
+        Example(
+            "a CPU run: concurrent CPU loads are unsafe",
+            case.run(builds=[case.build("sim"), case.build("render")]),
+            NOT_APPLICABLE,
+        ),
+    )
+
+
+def _ceiling_text(once: dict) -> str:
+    """The preload ceiling (sum / max of module times), reported even where preloading does not apply."""
+    if len(once) < 2:
+        return ""
+    total = sum(b.module_ms for b in once.values())
+    largest = max(once.values(), key=lambda b: b.module_ms)
+    ceiling = total / largest.module_ms if largest.module_ms else 1.0
+    return f"; ceiling would be {ceiling:.2f}x (slowest {largest.module}, {ms(largest.module_ms)} of {ms(total)})"

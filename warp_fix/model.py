@@ -1,0 +1,85 @@
+"""The data types that pass between stages: Findings (diagnose), Fixes and the Plan (plan).
+
+They sit in a module that imports no stage, so probe, scan, mechanisms, plan, apply and render can all use
+them without importing each other. The other stage types live in modules of the same kind: `Report` in
+`warp_fix/report.py`, `SourceIndex` in `warp_fix/scan/index.py`, `Ledger` in `warp_fix/apply/ledger.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# --- Findings: the diagnosis of one mechanism ----------------------------------------------------------------
+
+FIRED = "fired"
+RULED_OUT = "ruled-out"
+NOT_APPLICABLE = "not-applicable"
+
+
+@dataclass
+class Evidence:
+    """One fact behind a finding: a runtime event or a static site."""
+
+    kind: str  # "runtime" | "static"
+    detail: str
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass
+class Finding:
+    slug: str
+    status: str  # FIRED | RULED_OUT | NOT_APPLICABLE
+    title: str  # plain language, e.g. "options set after the module's first build"
+    reason: str  # one line: why fired / what ruled it out
+    evidence: list[Evidence] = field(default_factory=list)
+    cost_ms: float = 0.0  # measured cold module work of the extra builds it causes
+    extra_builds: int = 0
+    details: dict[str, Any] = field(default_factory=dict)  # mechanism-specific facts (ceiling, modules...)
+
+
+# --- Fixes and the Plan ------------------------------------------------------------------------------------
+
+SAFE = "safe"
+CONSENT = "consent"
+ADVISORY = "advisory"
+
+
+@dataclass
+class Fix:
+    id: str  # "F1", "F2", ... in plan order
+    slug: str  # mechanism slug (warp_fix.mechanisms.SLUGS)
+    title: str  # plain-language commit subject
+    description: str
+    safety: str  # SAFE | CONSENT | ADVISORY
+    codemod: str | None  # name in codemods.REGISTRY; None for advisory-only fixes
+    args: dict[str, Any] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)  # repo-relative paths it edits
+    lines: list[str] = field(default_factory=list)  # "path:line" it changes
+    expected: str = ""  # e.g. "removes 3 of 4 builds; ~520 ms of measured cold module work"
+    expected_builds_removed: int = 0
+    expected_ms: float = 0.0
+    allow_options: list[str] = field(default_factory=list)  # options it may change by design
+    # Trades build time for kernel time: apply measures steady-state kernel time on both arms and, without
+    # consent, offers the fix with both numbers instead of declining it unmeasured.
+    measure_kernels: bool = False
+
+
+@dataclass
+class NotProposed:
+    slug: str
+    reason: str
+
+
+Proposal = Fix | NotProposed
+
+
+@dataclass
+class Plan:
+    command: list[str]
+    fixes: list[Fix] = field(default_factory=list)
+    not_proposed: list[NotProposed] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)  # mechanisms looked at (for the clean case)
+    findings: list[Finding] = field(default_factory=list)  # the Findings the fixes answer
+    warnings: list[str] = field(default_factory=list)  # e.g. files the scan could not parse
