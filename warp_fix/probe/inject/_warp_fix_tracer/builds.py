@@ -1,0 +1,221 @@
+"""Hooks on module loads and compiles, the native and MathDx LTO builders, and explicit loads."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import time
+
+from .kernels import record_kernel_def
+from .options import TracedOptions
+from .recorder import plain
+
+
+def hook_module(tracer, Module) -> None:
+    original_load = Module.load
+    original_compile = getattr(Module, "_compile", None)  # absent in older releases
+    original_init = Module.__init__
+    original_register = Module.register_kernel
+
+    @functools.wraps(original_load)
+    def load(module, device=None, *args, **kwargs):
+        before = dict(getattr(module, "execs", {}))
+        depth = getattr(tracer.local, "load_depth", 0)
+        if depth == 0:
+            tracer.local.compiled = None
+            tracer.local.native_ms = 0.0
+            tracer.local.lto = 0
+            tracer.local.lto_kinds = set()
+        tracer.local.load_depth = depth + 1
+        start_wall = tracer.rec.now_ms()
+        start = time.perf_counter()
+        status = None
+        result = None
+        try:
+            result = original_load(module, device, *args, **kwargs)
+            return result
+        except BaseException:
+            status = "error"
+            raise
+        finally:
+            tracer.local.load_depth = depth
+            if depth == 0:
+                elapsed = (time.perf_counter() - start) * 1000.0
+                try:
+                    _record_load(tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed)
+                except Exception as exc:
+                    tracer.rec.error("Module.load", exc)
+
+    def _compile(module, *args, **kwargs):
+        result = original_compile(module, *args, **kwargs)
+        with contextlib.suppress(Exception):
+            tracer.local.compiled = bool(result) or bool(getattr(tracer.local, "compiled", False))
+        return result
+
+    @functools.wraps(original_init)
+    def __init__(module, *args, **kwargs):
+        original_init(module, *args, **kwargs)
+        try:
+            if isinstance(getattr(module, "options", None), dict):
+                module.options = TracedOptions(module.options, tracer, module)
+        except Exception as exc:
+            tracer.rec.error("Module.__init__", exc)
+
+    @functools.wraps(original_register)
+    def register_kernel(module, kernel):
+        result = original_register(module, kernel)
+        try:
+            record_kernel_def(tracer, module, kernel)
+        except Exception as exc:
+            tracer.rec.error("register_kernel", exc)
+        return result
+
+    Module.load = load
+    if original_compile is not None:
+        Module._compile = functools.wraps(original_compile)(_compile)
+    Module.__init__ = __init__
+    Module.register_kernel = register_kernel
+    for existing in list(getattr(tracer.ctx, "user_modules", {}).values()):
+        if isinstance(existing.options, dict) and not isinstance(existing.options, TracedOptions):
+            existing.options = TracedOptions(existing.options, tracer, existing)
+
+
+def _record_load(tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed) -> None:
+    local = tracer.local
+    if status is None:
+        if result is None:
+            return
+        if any(value is result for value in before.values()):
+            return  # already in memory: no build happened
+        compiled = getattr(local, "compiled", None)
+        if compiled is None:  # no _compile hook (older Warp): the native compiler ran or it did not
+            compiled = getattr(local, "native_ms", 0.0) > 0
+        status = "compiled" if compiled else "cached"
+    block_dim = getattr(result, "block_dim", None)
+    if block_dim is None:
+        block_dim = kwargs.get("block_dim", args[0] if args else None)
+        if block_dim is None:
+            block_dim = module.options.get("block_dim")
+    module_hash = getattr(result, "module_hash", None)
+    if module_hash is None:
+        try:
+            module_hash = module.get_module_hash(block_dim)
+        except Exception:
+            module_hash = b""
+    options = {}
+    resolved = getattr(module, "resolved_options", {})
+    if isinstance(resolved, dict) and block_dim in resolved:
+        options = {k: plain(v) for k, v in resolved[block_dim].items()}
+    elif isinstance(getattr(module, "options", None), dict):  # older releases: the module's own options
+        options = {k: plain(v) for k, v in module.options.items()}
+    kernels, generics = [], []
+    if hasattr(module, "_get_live_kernels"):
+        live = module._get_live_kernels()
+    else:  # older releases keep only the latest kernel per key
+        live = list(getattr(module, "kernels", {}).values())
+    for kernel in live:
+        parent = getattr(kernel, "generic_parent", None)
+        if parent is not None:
+            generics.append(f"{parent.key}[{getattr(kernel, 'sig', '')}]")
+        elif not getattr(kernel, "is_generic", False):
+            kernels.append(kernel.key)
+        for instance in getattr(kernel, "overloads", {}).values():
+            generics.append(f"{kernel.key}[{getattr(instance, 'sig', '')}]")
+    device_name = str(getattr(result, "device", None) or device)
+    site = tracer.sites.site() or tracer.load_call_site
+    tracer.rec.emit(
+        "build",
+        t_ms=round(start_wall, 3),
+        module=module.name,
+        hash=module_hash.hex() if isinstance(module_hash, bytes) else str(module_hash),
+        device=device_name,
+        block_dim=block_dim,
+        status=status,
+        module_ms=round(elapsed, 3),
+        native_ms=round(getattr(local, "native_ms", 0.0), 3),
+        options=options,
+        kernels=sorted(set(kernels)),
+        generics=sorted(set(generics)),
+        cache_dir=str(getattr(tracer.warp.config, "kernel_cache_dir", None)),
+        site=site,
+        thread=threading.current_thread().name,
+        lto_builds=getattr(local, "lto", 0),
+        lto_kinds=sorted(getattr(local, "lto_kinds", ())),
+    )
+
+
+def hook_native_build(tracer, build) -> None:
+    if build is None:
+        return
+    for name in ("build_cpu", "build_cuda"):
+        if hasattr(build, name):
+            setattr(build, name, _timed_native(tracer, getattr(build, name)))
+    for name in dir(build):
+        if name.startswith("build_lto"):
+            setattr(build, name, _counted_lto(tracer, getattr(build, name)))
+
+
+def _timed_native(tracer, original):
+    @functools.wraps(original)
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            tracer.local.native_ms = getattr(tracer.local, "native_ms", 0.0) + (time.perf_counter() - start) * 1000.0
+
+    return timed
+
+
+def _counted_lto(tracer, original):
+    kind = getattr(original, "__name__", "build_lto").removeprefix("build_lto_")  # dot | solver | fft
+
+    @functools.wraps(original)
+    def counted(*args, **kwargs):
+        tracer.local.lto = getattr(tracer.local, "lto", 0) + 1
+        kinds = getattr(tracer.local, "lto_kinds", None)
+        if kinds is None:
+            kinds = tracer.local.lto_kinds = set()
+        kinds.add(kind)
+        return original(*args, **kwargs)
+
+    return counted
+
+
+def hook_load_calls(tracer, warp, ctx) -> None:
+    for name in ("force_load", "load_module"):
+        tracer.replace((ctx, warp), name, lambda original, name=name: _load_call(tracer, name, original))
+
+
+def _load_call(tracer, name, original):
+    @functools.wraps(original)
+    def call(*args, **kwargs):
+        if name == "load_module" and not args and kwargs.get("module") is None:
+            kwargs["module"] = tracer.caller_module().__name__
+        site = None
+        try:
+            site = tracer.sites.site()
+            device = kwargs.get("device", args[0] if args else None)
+            devices = [str(d) for d in device] if isinstance(device, (list, tuple)) else [str(device)]
+            modules = kwargs.get("modules", kwargs.get("module", args[1] if len(args) > 1 else None))
+            if modules is not None and not isinstance(modules, (list, tuple)):
+                modules = [modules]
+            tracer.rec.emit(
+                "load_call",
+                function=name,
+                devices=devices,
+                modules=None if modules is None else [str(getattr(m, "name", m)) for m in modules],
+                block_dim=kwargs.get("block_dim"),
+                max_workers=kwargs.get("max_workers"),
+                site=site,
+            )
+        except Exception as exc:
+            tracer.rec.error(name, exc)
+        previous, tracer.load_call_site = tracer.load_call_site, site
+        try:
+            return original(*args, **kwargs)
+        finally:
+            tracer.load_call_site = previous
+
+    return call
