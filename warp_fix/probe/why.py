@@ -121,6 +121,10 @@ def _unexplained(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> Reb
     ]
     if clears:
         op = clears[-1]
+        if previous.hash == build.hash and build.status == "compiled":
+            relinked = f", {build.lto_builds} MathDx LTO build(s) again" if build.lto_builds else ""
+            detail = f"same identity compiled again{relinked}: {op.kind}() in the run emptied the cache"
+            return RebuildReason("cache-cleared", detail, op.site)
         return RebuildReason("unloaded", f"module unloaded by {op.kind}() and built again", op.site)
     if previous.hash == build.hash:
         return RebuildReason(

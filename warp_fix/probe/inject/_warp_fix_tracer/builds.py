@@ -7,8 +7,8 @@ import functools
 import threading
 import time
 
-from .kernels import record_kernel_def
-from .options import TracedOptions
+from .kernels import kernel_source, record_kernel_def
+from .options import CREATION_TIME_OPTIONS, TracedOptions
 from .recorder import plain
 
 
@@ -27,6 +27,7 @@ def hook_module(tracer, Module) -> None:
             tracer.local.native_ms = 0.0
             tracer.local.lto = 0
             tracer.local.lto_kinds = set()
+            tracer.local.loading = module
         tracer.local.load_depth = depth + 1
         start_wall = tracer.rec.now_ms()
         start = time.perf_counter()
@@ -41,6 +42,7 @@ def hook_module(tracer, Module) -> None:
         finally:
             tracer.local.load_depth = depth
             if depth == 0:
+                tracer.local.loading = None
                 elapsed = (time.perf_counter() - start) * 1000.0
                 try:
                     _record_load(tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed)
@@ -57,6 +59,9 @@ def hook_module(tracer, Module) -> None:
     def __init__(module, *args, **kwargs):
         original_init(module, *args, **kwargs)
         try:
+            created_from_config = {k: v for k, v in tracer.config_sources.items() if k in CREATION_TIME_OPTIONS}
+            if created_from_config:  # copied from warp.config when the module is created
+                tracer.option_sources[module] = created_from_config
             if isinstance(getattr(module, "options", None), dict):
                 module.options = TracedOptions(module.options, tracer, module)
         except Exception as exc:
@@ -109,19 +114,23 @@ def _record_load(tracer, module, device, args, kwargs, before, result, status, s
         options = {k: plain(v) for k, v in resolved[block_dim].items()}
     elif isinstance(getattr(module, "options", None), dict):  # older releases: the module's own options
         options = {k: plain(v) for k, v in module.options.items()}
-    kernels, generics = [], []
+    kernels, generics, sources = [], [], []
     if hasattr(module, "_get_live_kernels"):
         live = module._get_live_kernels()
     else:  # older releases keep only the latest kernel per key
         live = list(getattr(module, "kernels", {}).values())
     for kernel in live:
         parent = getattr(kernel, "generic_parent", None)
+        if parent is None:
+            sources.append(kernel_source(tracer, module.name, kernel, options))
         if parent is not None:
             generics.append(f"{parent.key}[{getattr(kernel, 'sig', '')}]")
         elif not getattr(kernel, "is_generic", False):
             kernels.append(kernel.key)
         for instance in getattr(kernel, "overloads", {}).values():
             generics.append(f"{kernel.key}[{getattr(instance, 'sig', '')}]")
+    sources.sort(key=lambda k: (k["key"], k["file"], k["line"]))
+    kinds = {k["module_kind"] for k in sources}
     device_name = str(getattr(result, "device", None) or device)
     site = tracer.sites.site() or tracer.load_call_site
     tracer.rec.emit(
@@ -142,7 +151,24 @@ def _record_load(tracer, module, device, args, kwargs, before, result, status, s
         thread=threading.current_thread().name,
         lto_builds=getattr(local, "lto", 0),
         lto_kinds=sorted(getattr(local, "lto_kinds", ())),
+        kernel_sources=sources,
+        source_files=sorted({k["file"] for k in sources if k["file"]}),
+        module_kind=kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else ""),
+        adjoint_kernels=sum(1 for k in sources if k["adjoint"]),
+        option_sources=_option_sources(tracer, module, options),
     )
+
+
+def _option_sources(tracer, module, options: dict) -> dict:
+    """Where each option value set by user code came from; an option missing here is Warp's default.
+
+    Module options set on the module (set_module_options, options.update, module_options=, or copied
+    from warp.config at creation) win over warp.config keys Warp reads only when it resolves options.
+    """
+    resolved_from_config = {
+        k: v for k, v in tracer.config_sources.items() if k in options and k not in CREATION_TIME_OPTIONS
+    }
+    return {**resolved_from_config, **tracer.option_sources.get(module, {})}
 
 
 def hook_native_build(tracer, build) -> None:
@@ -178,9 +204,28 @@ def _counted_lto(tracer, original):
         if kinds is None:
             kinds = tracer.local.lto_kinds = set()
         kinds.add(kind)
-        return original(*args, **kwargs)
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _record_lto(tracer, kind, (time.perf_counter() - start) * 1000.0)
 
     return counted
+
+
+def _record_lto(tracer, kind: str, ms: float) -> None:
+    """Each MathDx LTO build is an event: the cache may hold fewer artifacts at exit than were built."""
+    try:
+        module = getattr(tracer.local, "loading", None)
+        tracer.rec.emit(
+            "lto_build",
+            kind=kind,
+            module=getattr(module, "name", ""),
+            ms=round(ms, 3),
+            site=tracer.sites.site() or tracer.load_call_site,
+        )
+    except Exception as exc:
+        tracer.rec.error("build_lto", exc)
 
 
 def hook_load_calls(tracer, warp, ctx) -> None:

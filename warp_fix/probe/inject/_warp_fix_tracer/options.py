@@ -24,9 +24,16 @@ def _module_state(module) -> tuple[bool, bool]:
     return loaded, has_kernels
 
 
-def record_option_change(tracer, kind: str, module, values: dict, site) -> None:
+def record_option_change(tracer, kind: str, module, values: dict, site, caller=None) -> None:
+    """`caller` is the frame that made the call, which may be inside an installed package while `site` is
+    the user's line that led there (an `import warp.render` runs warp.render's own set_module_options)."""
     old = {k: plain(module.options.get(k)) for k in values} if module is not None else {}
     loaded, has_kernels = _module_state(module) if module is not None else (False, False)
+    caller = caller or site
+    if module is not None:
+        sources = tracer.option_sources.setdefault(module, {})
+        for key in values:
+            sources[key] = {"kind": kind, "site": caller}
     tracer.rec.emit(
         "option_change",
         t_ms=round(tracer.rec.now_ms(), 3),
@@ -38,6 +45,8 @@ def record_option_change(tracer, kind: str, module, values: dict, site) -> None:
         target_has_kernels=has_kernels,
         modules_existing=[m.name for m in tracer.modules_with_kernels()],
         site=site,
+        caller=caller,
+        from_library=bool(caller) and tracer.sites.is_library(caller["file"]),
     )
 
 
@@ -55,7 +64,10 @@ def hook_set_module_options(tracer, warp, ctx) -> None:
                     name = module if isinstance(module, str) else getattr(module, "__name__", None)
                     target = ctx.get_module(name) if name else None
                 if target is not None and isinstance(options, dict):
-                    record_option_change(tracer, "set_module_options", target, options, tracer.sites.site())
+                    caller = tracer.sites.caller(1)
+                    record_option_change(
+                        tracer, "set_module_options", target, options, tracer.sites.site(), caller
+                    )
             except Exception as exc:
                 tracer.rec.error("set_module_options", exc)
             tracer.local.in_set_options = True
@@ -87,6 +99,7 @@ def _record_config(tracer, name: str, value) -> None:
     if not tracer.sites.is_user(sys._getframe(2).f_code.co_filename):
         return  # Warp's own bookkeeping, not the user's
     site = tracer.sites.site()
+    tracer.config_sources[name] = {"kind": "config", "site": site}
     if name == "cache_kernels" and value is False or name == "kernel_cache_dir":
         tracer.rec.emit("cache_op", kind=name, value=plain(value), site=site)
     modules = tracer.modules_with_kernels()
@@ -108,6 +121,8 @@ def _record_config(tracer, name: str, value) -> None:
         target_has_kernels=bool(modules),
         modules_existing=stale,
         site=site,
+        caller=site,
+        from_library=tracer.sites.is_library(site["file"]),
     )
 
 

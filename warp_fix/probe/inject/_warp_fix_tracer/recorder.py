@@ -72,7 +72,8 @@ class SiteFinder:
     """Finds the first stack frame that belongs to user code (not Warp, not warp-fix)."""
 
     def __init__(self, warp_dir: str):
-        self._skip = (warp_dir + os.sep, _INJECT_DIR + os.sep)
+        self._warp = warp_dir + os.sep
+        self._skip = (self._warp, _INJECT_DIR + os.sep)
         self._stdlib = os.path.dirname(functools.__file__) + os.sep
         self._cache: dict[str, bool] = {}
 
@@ -89,6 +90,19 @@ class SiteFinder:
             )
             self._cache[filename] = known
         return known
+
+    def is_library(self, filename: str) -> bool:
+        """Code of an installed package (site-packages, or Warp's own modules such as warp.render)."""
+        path = os.path.abspath(filename)
+        return path.startswith(self._warp) or os.sep + "site-packages" + os.sep in path or (
+            os.sep + "dist-packages" + os.sep in path
+        )
+
+    @staticmethod
+    def caller(level: int):
+        """The frame `level` calls above the function calling this, whoever's code it is."""
+        frame = sys._getframe(level + 1)
+        return {"file": frame.f_code.co_filename, "line": frame.f_lineno, "function": frame.f_code.co_name}
 
     def site(self, depth: int = USER_STACK_DEPTH):
         frame = sys._getframe(1)

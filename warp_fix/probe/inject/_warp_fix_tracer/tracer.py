@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 import types
+import weakref
 
 from . import autodiff, builds, caches, kernels, launches, options
 from .recorder import Recorder, SiteFinder
@@ -28,6 +29,10 @@ class Tracer:
         self.warp = None
         self.initial_cuda_cache_disable = os.environ.get("CUDA_CACHE_DISABLE")
         self.kernel_clock = KernelClock(self) if os.environ.get("WARP_FIX_KERNEL_TIMING") == "1" else None
+        # Weak, so the tracer never keeps a kernel alive (the live kernel set is part of a module's identity).
+        self.kernel_origins: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # kernel -> how it was made
+        self.option_sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> {key: source}
+        self.config_sources: dict[str, dict] = {}  # warp.config key -> its last assignment by user code
 
     def on_warp_imported(self, warp) -> None:
         self.warp = warp
