@@ -59,7 +59,7 @@ def hook_module(tracer, Module) -> None:
     def __init__(module, *args, **kwargs):
         original_init(module, *args, **kwargs)
         try:
-            created_from_config = {k: v for k, v in tracer.config_sources.items() if k in CREATION_TIME_OPTIONS}
+            created_from_config = {k: v for k, v in list(tracer.config_sources.items()) if k in CREATION_TIME_OPTIONS}
             if created_from_config:  # copied from warp.config when the module is created
                 tracer.option_sources[module] = created_from_config
             if isinstance(getattr(module, "options", None), dict):
@@ -121,12 +121,12 @@ def _record_load(tracer, module, device, args, kwargs, before, result, status, s
         live = list(getattr(module, "kernels", {}).values())
     for kernel in live:
         parent = getattr(kernel, "generic_parent", None)
-        if parent is None:
-            sources.append(kernel_source(tracer, module.name, kernel, options))
         if parent is not None:
             generics.append(f"{parent.key}[{getattr(kernel, 'sig', '')}]")
-        elif not getattr(kernel, "is_generic", False):
-            kernels.append(kernel.key)
+        else:
+            sources.append(kernel_source(tracer, module.name, kernel, options))
+            if not getattr(kernel, "is_generic", False):
+                kernels.append(kernel.key)
         for instance in getattr(kernel, "overloads", {}).values():
             generics.append(f"{kernel.key}[{getattr(instance, 'sig', '')}]")
     sources.sort(key=lambda k: (k["key"], k["file"], k["line"]))
@@ -166,7 +166,7 @@ def _option_sources(tracer, module, options: dict) -> dict:
     from warp.config at creation) win over warp.config keys Warp reads only when it resolves options.
     """
     resolved_from_config = {
-        k: v for k, v in tracer.config_sources.items() if k in options and k not in CREATION_TIME_OPTIONS
+        k: v for k, v in list(tracer.config_sources.items()) if k in options and k not in CREATION_TIME_OPTIONS
     }
     return {**resolved_from_config, **tracer.option_sources.get(module, {})}
 
