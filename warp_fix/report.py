@@ -62,6 +62,8 @@ class LtoBuild:
     module: str  # the module whose load ran it
     ms: float
     site: Site | None
+    symbol: str = ""  # Warp's LTO symbol (`dot_<M>_<N>_<K>_...`): the same symbol is the same artifact
+    compiled: bool | None = None  # False: from Warp's LTO cache; None: not known
 
 
 @dataclass

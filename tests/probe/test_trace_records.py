@@ -9,7 +9,7 @@ import pytest
 from tests.conftest import FIXTURES, PYTHON
 from warp_fix.probe.trace_file import read_trace
 from warp_fix.probe.why import explain_rebuilds
-from warp_fix.report import CacheOp, ModuleBuild, Site, Trace, load_report, report_from_json
+from warp_fix.report import CacheOp, LtoBuild, ModuleBuild, Site, Trace, load_report, report_from_json
 
 
 def write_trace(directory, events) -> None:
@@ -42,15 +42,15 @@ def test_lto_builds_are_events_with_module_time_and_site(tmp_path):
     root = tmp_path
     write_trace(root, [
         {"type": "lto_build", "seq": 1, "pid": 1, "kind": "dot", "module": "tiles", "ms": 812.5,
-         "site": site(root / "app.py", 9)},
+         "site": site(root / "app.py", 9), "symbol": "dot_64_64_64", "compiled": True},
         {"type": "lto_build", "seq": 2, "pid": 1, "kind": "dot", "module": "tiles", "ms": 790.0,
-         "site": site(root / "app.py", 9)},
+         "site": site(root / "app.py", 9), "symbol": "dot_64_64_32", "compiled": False},
         build_event(root, 3, lto=2),
     ])
     trace, _ = read_trace(root, root)
-    assert [(e.kind, e.module, e.ms, e.site.file, e.site.line) for e in trace.lto_builds] == [
-        ("dot", "tiles", 812.5, "app.py", 9),
-        ("dot", "tiles", 790.0, "app.py", 9),
+    assert [(e.kind, e.module, e.ms, e.site.file, e.site.line, e.compiled) for e in trace.lto_builds] == [
+        ("dot", "tiles", 812.5, "app.py", 9, True),
+        ("dot", "tiles", 790.0, "app.py", 9, False),
     ]
     (build,) = trace.builds
     assert build.lto_builds == len(trace.lto_builds)
@@ -85,6 +85,35 @@ def test_identity_reloaded_from_cache_after_a_clear_is_an_unload_not_a_cleared_c
     trace = Trace(builds=two_builds(status="cached"), cache_ops=[CacheOp(2, "clear_lto_cache", None, None)])
     (rebuild,) = explain_rebuilds(trace)
     assert [r.kind for r in rebuild.reasons] == ["unloaded"]
+
+
+def relinked_run(clear: bool, compiled: bool = True) -> Trace:
+    """Module `a` links dot_64 at seq 1; after an optional clear_lto_cache, module `b` links it again."""
+    a, b = two_builds()
+    a.seq, b.seq, b.module = 2, 6, "b"
+    clears = [CacheOp(3, "clear_lto_cache", None, Site("app.py", 20, "reset"))] if clear else []
+    return Trace(
+        builds=[a, b],
+        cache_ops=clears,
+        lto_builds=[
+            LtoBuild(1, "dot", "m", 900.0, None, "dot_64", True),
+            LtoBuild(4, "dot", "b", 850.0, None, "dot_64", compiled),
+            LtoBuild(5, "dot", "b", 10.0, None, "dot_32", True),
+        ],
+    )
+
+
+def test_lto_symbol_linked_again_after_an_in_run_clear_names_the_clear_on_the_build_that_paid():
+    (rebuild,) = explain_rebuilds(relinked_run(clear=True))
+    assert (rebuild.module, rebuild.build_seq, rebuild.module_ms) == ("b", 6, 850.0)
+    (reason,) = rebuild.reasons
+    assert reason.kind == "cache-cleared" and reason.site == Site("app.py", 20, "reset")
+    assert "dot_64" in reason.detail
+
+
+def test_lto_links_without_a_clear_or_from_the_cache_are_not_blamed_on_a_clear():
+    assert explain_rebuilds(relinked_run(clear=False)) == []
+    assert explain_rebuilds(relinked_run(clear=True, compiled=False)) == []
 
 
 def test_a_report_written_before_these_fields_still_loads(tmp_path):
@@ -123,5 +152,6 @@ def test_tile_fixture_counts_each_lto_build_as_an_event():
     report = measure([PYTHON, "-m", "mlp"], FIXTURES / "gpu_tile_backward", samples=1)
     events = report.trace.lto_builds
     assert events and all(e.kind == "dot" and e.ms > 0 for e in events)
+    assert all(e.symbol.startswith("dot_") for e in events if e.compiled is not None)
     assert len(events) == sum(b.lto_builds for b in report.trace.builds)
     assert {e.module for e in events} == {b.module for b in report.trace.builds if b.lto_builds}

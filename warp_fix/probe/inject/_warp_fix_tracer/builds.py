@@ -180,6 +180,8 @@ def hook_native_build(tracer, build) -> None:
     for name in dir(build):
         if name.startswith("build_lto"):
             setattr(build, name, _counted_lto(tracer, getattr(build, name)))
+    if hasattr(build, "_build_lto_base"):  # called by name from build_lto_*: sees the symbol and a real compile
+        build._build_lto_base = _lto_base(tracer, build._build_lto_base)
 
 
 def _timed_native(tracer, original):
@@ -204,6 +206,7 @@ def _counted_lto(tracer, original):
         if kinds is None:
             kinds = tracer.local.lto_kinds = set()
         kinds.add(kind)
+        tracer.local.lto_symbol, tracer.local.lto_compiled = "", None
         start = time.perf_counter()
         try:
             return original(*args, **kwargs)
@@ -213,8 +216,27 @@ def _counted_lto(tracer, original):
     return counted
 
 
+def _lto_base(tracer, original):
+    @functools.wraps(original)
+    def base(lto_symbol, compile_func, *args, **kwargs):
+        def compile_now(*compile_args, **compile_kwargs):
+            tracer.local.lto_compiled = True
+            return compile_func(*compile_args, **compile_kwargs)
+
+        tracer.local.lto_symbol = str(lto_symbol)
+        if getattr(tracer.local, "lto_compiled", None) is None:
+            tracer.local.lto_compiled = False
+        return original(lto_symbol, compile_now, *args, **kwargs)
+
+    return base
+
+
 def _record_lto(tracer, kind: str, ms: float) -> None:
-    """Each MathDx LTO build is an event: the cache may hold fewer artifacts at exit than were built."""
+    """Each MathDx LTO build is an event: the cache may hold fewer artifacts at exit than were built.
+
+    `compiled` is False for a hit in Warp's LTO cache on disk and None when the builder returned
+    before reaching it (its in-memory copy for the module) or this Warp has no `_build_lto_base`.
+    """
     try:
         module = getattr(tracer.local, "loading", None)
         tracer.rec.emit(
@@ -223,6 +245,8 @@ def _record_lto(tracer, kind: str, ms: float) -> None:
             module=getattr(module, "name", ""),
             ms=round(ms, 3),
             site=tracer.sites.site() or tracer.load_call_site,
+            symbol=getattr(tracer.local, "lto_symbol", ""),
+            compiled=getattr(tracer.local, "lto_compiled", None),
         )
     except Exception as exc:
         tracer.rec.error("build_lto", exc)
