@@ -121,10 +121,12 @@ def fixture_runs(request, tmp_path_factory) -> dict[str, tuple[Run, Run, Run]]:
 def test_fixtures_found():
     assert len(APPS) >= 13, APPS
     for app in APPS:
-        cfg = _config(app)
-        assert cfg["command"][:2] == ["python", "-m"], app
-        pkg = cfg["command"][2]
-        assert (FIXTURES / app / pkg / "__main__.py").is_file(), app
+        command = _config(app)["command"]
+        assert command[0] == "python", app
+        if command[1] == "-m":
+            assert (FIXTURES / app / command[2] / "__main__.py").is_file(), app
+        else:  # a script run as `python app.py`: its kernels live in `__main__`
+            assert command[1].endswith(".py") and (FIXTURES / app / command[1]).is_file(), app
         assert (FIXTURES / app / "tests" / "test_app.py").is_file(), app
         assert (FIXTURES / app / "README.md").is_file(), app
 

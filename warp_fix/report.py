@@ -35,6 +35,43 @@ class Site:
 
 
 @dataclass
+class KernelSource:
+    """One kernel of a build, attributed by its Python function (code object), never by module names."""
+
+    key: str
+    file: str  # the function's co_filename (relative inside the project)
+    line: int  # co_firstlineno: the first decorator or the `def`
+    function: str
+    qualname: str  # carries `<locals>` for closures and whatever a factory set
+    module_kind: str  # "file" (Python module's own name, incl. __main__) | "named" (a module= string) | "unique"
+    options: dict[str, Any]  # the kernel's own options (`@wp.kernel(enable_backward=False)`, ...)
+    enable_backward: bool  # effective: the module's resolved options overridden by the kernel's own
+    adjoint: bool  # Warp generates adjoint code for it
+    created: Site | None = None  # where the kernel object was made: decorator, wp.kernel(fn) call, factory
+
+
+@dataclass
+class OptionSource:
+    """Where a module option's value came from (an option with no source is Warp's default)."""
+
+    kind: str  # "set_module_options" | "options.update" | "module_options" | "config"
+    site: Site | None  # the call, decorator or assignment; inside a package when a package made it
+
+
+@dataclass
+class LtoBuild:
+    """One MathDx LTO build (`build_lto_*` call) in the run, whatever the cache holds at exit."""
+
+    seq: int
+    kind: str  # dot | solver | fft
+    module: str  # the module whose load ran it
+    ms: float
+    site: Site | None
+    symbol: str = ""  # Warp's LTO symbol (`dot_<M>_<N>_<K>_...`): the same symbol is the same artifact
+    compiled: bool | None = None  # False: from Warp's LTO cache; None: not known
+
+
+@dataclass
 class ModuleBuild:
     """One load of a module variant that was not already in memory (compiled, cached or error)."""
 
@@ -55,6 +92,14 @@ class ModuleBuild:
     thread: str = "MainThread"
     lto_builds: int = 0
     lto_kinds: list[str] = field(default_factory=list)  # MathDx builders that ran: dot | solver | fft
+    kernel_sources: list[KernelSource] = field(default_factory=list)  # every live kernel, by its source
+    source_files: list[str] = field(default_factory=list)  # files defining its kernels
+    module_kind: str = ""  # the kernels' common module_kind, "mixed", or "" when not recorded
+    adjoint_kernels: int | None = None  # kernels Warp generates adjoint code for; None: not recorded
+    option_sources: dict[str, OptionSource] = field(default_factory=dict)  # option key -> set by; else default
+
+    def option_source(self, key: str) -> OptionSource:
+        return self.option_sources.get(key, OptionSource("default", None))
 
 
 @dataclass
@@ -90,7 +135,9 @@ class OptionChange:
     target_loaded: bool  # the target (or, for config, any module) had loaded already
     target_has_kernels: bool
     modules_existing: list[str]  # modules with kernels that existed at the time
-    site: Site | None
+    site: Site | None  # the user's line that led to the call
+    caller: Site | None = None  # the frame that made the call (inside a package for library calls)
+    from_library: bool = False  # made by an installed package (site-packages, Warp's own modules)
 
 
 @dataclass
@@ -105,14 +152,20 @@ class CacheOp:
 
 @dataclass
 class KernelDef:
+    """A kernel object created in the run."""
+
     seq: int
     key: str
     function: str
-    module: str
+    module: str  # final name (a unique module's `<key>_<8 hex>`)
     unique: bool
     at_module_scope: bool
     generic: bool
-    site: Site | None
+    site: Site | None  # where it is defined (code object); `stack` holds where it was created and by whom
+    qualname: str = ""
+    module_kind: str = ""  # "file" | "named" | "unique"
+    options: dict[str, Any] = field(default_factory=dict)  # the kernel's own options
+    created: Site | None = None  # where it was created: decorator, wp.kernel(fn) call or factory, outer frames
 
 
 @dataclass
@@ -170,6 +223,7 @@ class Trace:
     complete: bool = True  # False when the process ended before the tracer's exit hook ran
     cuda_toolkit: str = ""  # "12.9": the toolkit Warp's CUDA runtime compiles with; "" without CUDA
     kernel_times: list[KernelTime] = field(default_factory=list)  # only with kernel timing on
+    lto_builds: list[LtoBuild] = field(default_factory=list)
 
 
 @dataclass
@@ -261,7 +315,8 @@ class Output:
 
 @dataclass
 class RebuildReason:
-    kind: str  # kernel-added | kernel-removed | option | block-dim | generic-instance | unloaded | unknown
+    kind: str  # kernel-added | kernel-removed | option | block-dim | generic-instance | cache-cleared | unloaded
+    # | unknown
     detail: str
     site: Site | None
 
@@ -281,6 +336,17 @@ class Rebuild:
     def line(self) -> str:
         why = "; ".join(r.detail + (f" ({r.site})" if r.site else "") for r in self.reasons)
         return f"{self.module} {self.from_hash[:7]} -> {self.to_hash[:7]}: {why}"
+
+
+@dataclass
+class CacheDirEvidence:
+    """The kernel cache directory each run used, and whether it outlived the process (per-run cache)."""
+
+    cold: str | None  # kernel_cache_dir of the cold run's builds (sandbox paths as `<private>/...`)
+    warm: str | None
+    cold_exists_after: bool  # still on disk once the cold process exited
+    warm_exists_after: bool
+    per_run: bool  # the next run cannot reuse it: the runs used different directories, or it vanished
 
 
 @dataclass
@@ -314,6 +380,7 @@ class Report:
     rebuilds: list[Rebuild]
     output: Output
     warnings: list[str] = field(default_factory=list)
+    cache_dir_evidence: CacheDirEvidence | None = None  # from the first good sample
 
     # The names other tools rely on sit at the top level of the JSON.
     @property
@@ -364,7 +431,7 @@ def _site(data: dict | None) -> Site | None:
     return Site(data["file"], data["line"], data["function"], tuple(data.get("stack", ())))
 
 
-def _with_site(cls, item: dict):
+def with_site(cls, item: dict):
     return cls(**{**item, "site": _site(item.get("site"))})
 
 
@@ -385,31 +452,56 @@ def grouped_launches(launches: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _launches(records: list[dict[str, Any]]) -> list[Launch]:
     """Launches in run order from grouped records (schema 2) or one record per launch (schema 1)."""
     launches = [
-        _with_site(Launch, {**record, "seq": seq})
+        with_site(Launch, {**record, "seq": seq})
         for record in records
         for seq in (record["seq"] if isinstance(record["seq"], list) else [record["seq"]])
     ]
     return sorted(launches, key=lambda launch: launch.seq)
 
 
+def kernel_def_from_json(item: dict) -> KernelDef:
+    return KernelDef(**{**item, "site": _site(item.get("site")), "created": _site(item.get("created"))})
+
+
+def option_change_from_json(item: dict) -> OptionChange:
+    return OptionChange(**{**item, "site": _site(item.get("site")), "caller": _site(item.get("caller"))})
+
+
+def module_build_from_json(item: dict) -> ModuleBuild:
+    return ModuleBuild(
+        **{
+            **item,
+            "site": _site(item.get("site")),
+            "kernel_sources": [
+                KernelSource(**{**k, "created": _site(k.get("created"))}) for k in item.get("kernel_sources", [])
+            ],
+            "option_sources": {
+                key: OptionSource(source["kind"], _site(source.get("site")))
+                for key, source in item.get("option_sources", {}).items()
+            },
+        }
+    )
+
+
 def trace_from_json(data: dict) -> Trace:
     return Trace(
         warp_version=data.get("warp_version", ""),
         tracer_mode=data.get("tracer_mode", "objects"),
-        builds=[_with_site(ModuleBuild, b) for b in data.get("builds", [])],
+        builds=[module_build_from_json(b) for b in data.get("builds", [])],
         launches=_launches(data.get("launches", [])),
         launch_count=data.get("launch_count", 0),
         launch_digest=data.get("launch_digest", ""),
-        option_changes=[_with_site(OptionChange, x) for x in data.get("option_changes", [])],
-        cache_ops=[_with_site(CacheOp, x) for x in data.get("cache_ops", [])],
-        kernel_defs=[_with_site(KernelDef, x) for x in data.get("kernel_defs", [])],
-        overloads=[_with_site(OverloadCall, x) for x in data.get("overloads", [])],
-        tapes=[_with_site(TapeUse, x) for x in data.get("tapes", [])],
-        load_calls=[_with_site(LoadCall, x) for x in data.get("load_calls", [])],
+        option_changes=[option_change_from_json(x) for x in data.get("option_changes", [])],
+        cache_ops=[with_site(CacheOp, x) for x in data.get("cache_ops", [])],
+        kernel_defs=[kernel_def_from_json(x) for x in data.get("kernel_defs", [])],
+        overloads=[with_site(OverloadCall, x) for x in data.get("overloads", [])],
+        tapes=[with_site(TapeUse, x) for x in data.get("tapes", [])],
+        load_calls=[with_site(LoadCall, x) for x in data.get("load_calls", [])],
         tracer_errors=list(data.get("tracer_errors", [])),
         complete=data.get("complete", True),
         cuda_toolkit=data.get("cuda_toolkit", ""),
         kernel_times=[KernelTime(**x) for x in data.get("kernel_times", [])],
+        lto_builds=[with_site(LtoBuild, x) for x in data.get("lto_builds", [])],
     )
 
 
@@ -436,7 +528,7 @@ def _output(data: dict) -> Output:
 
 def report_from_json(data: dict) -> Report:
     rebuilds = [
-        Rebuild(**{**r, "reasons": [_with_site(RebuildReason, x) for x in r["reasons"]]})
+        Rebuild(**{**r, "reasons": [with_site(RebuildReason, x) for x in r["reasons"]]})
         for r in data.get("rebuilds", [])
     ]
     return Report(
@@ -453,4 +545,5 @@ def report_from_json(data: dict) -> Report:
         rebuilds=rebuilds,
         output=_output(data["output"]),
         warnings=list(data.get("warnings", [])),
+        cache_dir_evidence=CacheDirEvidence(**evidence) if (evidence := data.get("cache_dir_evidence")) else None,
     )

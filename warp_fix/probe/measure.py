@@ -17,7 +17,7 @@ from warp_fix.probe.runner import ProbeError, ProcessRun, Sandbox, run_process
 from warp_fix.probe.stats import stat
 from warp_fix.probe.trace_file import TraceFacts, read_trace
 from warp_fix.probe.why import explain_rebuilds
-from warp_fix.report import SCHEMA_VERSION, Output, Report, Sample, Stat, Summary, Trace
+from warp_fix.report import SCHEMA_VERSION, CacheDirEvidence, Output, Report, Sample, Stat, Summary, Trace
 
 Progress = Callable[[str], None]
 
@@ -33,6 +33,7 @@ class RunPair:
     warm_trace: Trace
     facts: TraceFacts
     outside_caches: list[str]
+    cache_dirs: CacheDirEvidence
 
 
 def measure(
@@ -80,6 +81,8 @@ def _run_sample(index: int, command, cwd: Path, timeout, base_env) -> RunPair:
             command, cwd, sandbox.environment(base_env, cold_dir, t0), cold_dir, timeout, replace
         )
         cold_trace, facts = _trace(cold, cwd)
+        cold_cache = _cache_dir_used(cold_trace)
+        cold_cache_exists = cold_cache is not None and os.path.isdir(cold_cache)
         inventory = take_inventory(cold_trace, sandbox.root, since)
         warm = None
         warm_trace = Trace()
@@ -90,10 +93,38 @@ def _run_sample(index: int, command, cwd: Path, timeout, base_env) -> RunPair:
                 command, cwd, sandbox.environment(base_env, warm_dir, t0), warm_dir, timeout, replace
             )
             warm_trace, _ = _trace(warm, cwd)
+        warm_cache = _cache_dir_used(warm_trace)
+        cache_dirs = cache_dir_evidence(
+            cold_cache, cold_cache_exists, warm_cache, warm_cache is not None and os.path.isdir(warm_cache), sandbox
+        )
         sample = _sample(index, cold, warm, cold_trace, warm_trace, inventory)
-        return RunPair(sample, cold, warm, cold_trace, warm_trace, facts, inventory.outside_dirs)
+        return RunPair(sample, cold, warm, cold_trace, warm_trace, facts, inventory.outside_dirs, cache_dirs)
     finally:
         sandbox.remove()
+
+
+def _cache_dir_used(trace: Trace) -> str | None:
+    """The kernel cache directory of the run's last build (where a later run would look)."""
+    dirs = [b.cache_dir for b in trace.builds if b.cache_dir and b.cache_dir != "None"]
+    return dirs[-1] if dirs else None
+
+
+def cache_dir_evidence(
+    cold: str | None, cold_exists: bool, warm: str | None, warm_exists: bool, sandbox: Sandbox
+) -> CacheDirEvidence:
+    """Per-run cache, from the runs themselves: the cold and warm runs used different directories, or
+    the cold run's directory was gone once it exited (a `mkdtemp` + `atexit` cleanup, whatever made it)."""
+
+    def private(path: str | None) -> str | None:
+        return None if path is None else path.replace(str(sandbox.root), "<private>")
+
+    return CacheDirEvidence(
+        cold=private(cold),
+        warm=private(warm),
+        cold_exists_after=cold_exists,
+        warm_exists_after=warm_exists,
+        per_run=cold is not None and (not cold_exists or (warm is not None and warm != cold)),
+    )
 
 
 def _trace(run: ProcessRun, cwd: Path) -> tuple[Trace, TraceFacts]:
@@ -192,6 +223,7 @@ def build_report(command: list[str], cwd: Path, label: str | None, pairs: list[R
             profile=profile,
         ),
         warnings=warnings,
+        cache_dir_evidence=first.cache_dirs,
     )
 
 

@@ -8,28 +8,33 @@ from pathlib import Path
 
 from warp_fix.report import (
     CacheOp,
-    KernelDef,
     KernelTime,
     Launch,
     LoadCall,
-    ModuleBuild,
-    OptionChange,
+    LtoBuild,
     OverloadCall,
-    Site,
     TapeUse,
     Trace,
+    kernel_def_from_json,
+    module_build_from_json,
+    option_change_from_json,
+    with_site,
 )
 
+# event type -> (Trace list, constructor from the event's JSON, with project paths made relative)
 _EVENT_TYPES = {
-    "build": ("builds", ModuleBuild),
-    "launch": ("launches", Launch),
-    "option_change": ("option_changes", OptionChange),
-    "cache_op": ("cache_ops", CacheOp),
-    "kernel_def": ("kernel_defs", KernelDef),
-    "overload": ("overloads", OverloadCall),
-    "tape": ("tapes", TapeUse),
-    "load_call": ("load_calls", LoadCall),
+    "build": ("builds", module_build_from_json),
+    "launch": ("launches", lambda e: with_site(Launch, e)),
+    "option_change": ("option_changes", option_change_from_json),
+    "cache_op": ("cache_ops", lambda e: with_site(CacheOp, e)),
+    "kernel_def": ("kernel_defs", kernel_def_from_json),
+    "overload": ("overloads", lambda e: with_site(OverloadCall, e)),
+    "tape": ("tapes", lambda e: with_site(TapeUse, e)),
+    "load_call": ("load_calls", lambda e: with_site(LoadCall, e)),
+    "lto_build": ("lto_builds", lambda e: with_site(LtoBuild, e)),
 }
+# the places in an event that name a source file
+_SITE_FIELDS = ("site", "created", "caller")
 
 
 class TraceFacts:
@@ -76,9 +81,9 @@ def read_trace(directory: Path, project_root: Path) -> tuple[Trace, TraceFacts]:
             elif kind in _EVENT_TYPES:
                 seq += 1
                 event["seq"] = seq
-                event["site"] = _site(event.get("site"), root)
-                name, cls = _EVENT_TYPES[kind]
-                getattr(trace, name).append(cls(**event))
+                _relative_sources(event, root)
+                name, make = _EVENT_TYPES[kind]
+                getattr(trace, name).append(make(event))
         if events and not ended:
             trace.complete = False
     if not trace.complete and trace.launch_count < len(trace.launches):
@@ -97,15 +102,24 @@ def _combine(previous: str, digest: str) -> str:
     return digest if not previous else f"{previous}+{digest}"
 
 
-def _site(data: dict | None, root: str) -> Site | None:
-    if not data:
-        return None
-    return Site(
-        file=relative_path(data["file"], root),
-        line=data["line"],
-        function=data["function"],
-        stack=tuple(_relative_frame(frame, root) for frame in data.get("stack", ())),
-    )
+def _relative_sources(event: dict, root: str) -> None:
+    """Every site, kernel source file and option source of an event, named relative to the project."""
+    for item in [event, *event.get("kernel_sources", ()), *event.get("option_sources", {}).values()]:
+        for name in _SITE_FIELDS:
+            if item.get(name):
+                item[name] = _relative_site(item[name], root)
+    for kernel in event.get("kernel_sources", ()):
+        kernel["file"] = relative_path(kernel["file"], root)
+    if "source_files" in event:
+        event["source_files"] = sorted({relative_path(f, root) for f in event["source_files"]})
+
+
+def _relative_site(data: dict, root: str) -> dict:
+    return {
+        **data,
+        "file": relative_path(data["file"], root),
+        "stack": [_relative_frame(frame, root) for frame in data.get("stack", ())],
+    }
 
 
 def relative_path(path: str, root: str) -> str:

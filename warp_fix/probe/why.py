@@ -7,7 +7,7 @@ each difference is traced to the event and source line that caused it.
 
 from __future__ import annotations
 
-from warp_fix.report import ModuleBuild, Rebuild, RebuildReason, Trace
+from warp_fix.report import LtoBuild, ModuleBuild, Rebuild, RebuildReason, Trace
 
 # Options Warp folds into the identity that only describe the load, not a change.
 _IGNORED_OPTIONS = frozenset({"block_dim"})
@@ -34,7 +34,44 @@ def explain_rebuilds(trace: Trace) -> list[Rebuild]:
                 )
             )
         history.append(build)
-    return rebuilds
+    return _with_lto_relinks(trace, rebuilds)
+
+
+def _with_lto_relinks(trace: Trace, rebuilds: list[Rebuild]) -> list[Rebuild]:
+    """A MathDx LTO symbol compiled again after an in-run `clear_lto_cache()` threw its first link away.
+
+    Warp links each symbol once per cache, so a second compile of the same symbol in one run is the
+    clear's doing; it is named on the build that paid for it (a new entry when that build is no rebuild).
+    """
+    by_seq = {r.build_seq: r for r in rebuilds}
+    relink_only: set[int] = set()  # builds that are no rebuild: their entry costs what the relinks took
+    first_compiled: dict[str, LtoBuild] = {}
+    for event in trace.lto_builds:
+        if not (event.compiled and event.symbol):
+            continue
+        earlier = first_compiled.setdefault(event.symbol, event)
+        clears = [
+            op for op in trace.cache_ops if earlier.seq < op.seq < event.seq and op.kind == "clear_lto_cache"
+        ]
+        build = next((b for b in trace.builds if b.seq > event.seq and b.module == event.module), None)
+        if earlier is event or not clears or build is None:
+            continue
+        reason = RebuildReason(
+            "cache-cleared",
+            f"MathDx LTO {event.symbol} compiled again ({event.ms:.0f} ms): clear_lto_cache() in the run "
+            "threw away its first link",
+            clears[-1].site,
+        )
+        rebuild = by_seq.get(build.seq)
+        if rebuild is None:
+            rebuild = Rebuild(build.module, build.device, build.hash, build.hash, build.seq, 0.0, [])
+            by_seq[build.seq] = rebuild
+            rebuilds.append(rebuild)
+            relink_only.add(build.seq)
+        if build.seq in relink_only:
+            rebuild.module_ms = round(rebuild.module_ms + event.ms, 3)
+        rebuild.reasons.append(reason)
+    return sorted(rebuilds, key=lambda r: r.build_seq)
 
 
 def _previous(history: list[ModuleBuild], build: ModuleBuild) -> ModuleBuild:
@@ -121,6 +158,10 @@ def _unexplained(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> Reb
     ]
     if clears:
         op = clears[-1]
+        if previous.hash == build.hash and build.status == "compiled":
+            relinked = f", {build.lto_builds} MathDx LTO build(s) again" if build.lto_builds else ""
+            detail = f"same identity compiled again{relinked}: {op.kind}() in the run emptied the cache"
+            return RebuildReason("cache-cleared", detail, op.site)
         return RebuildReason("unloaded", f"module unloaded by {op.kind}() and built again", op.site)
     if previous.hash == build.hash:
         return RebuildReason(

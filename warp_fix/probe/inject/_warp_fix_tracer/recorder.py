@@ -1,0 +1,125 @@
+"""Writing events, and finding the user-code frame each one comes from (standard library only)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import sys
+import threading
+import time
+
+USER_STACK_DEPTH = 4
+
+_INJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Recorder:
+    """Numbers events, stamps them with time, and appends them to this process's trace file."""
+
+    def __init__(self, directory: str, t0: float):
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._t0 = t0
+        self._file = open(os.path.join(directory, f"trace-{os.getpid()}.jsonl"), "a", buffering=1)  # noqa: SIM115
+
+    def now_ms(self) -> float:
+        return (time.time() - self._t0) * 1000.0
+
+    def next_seq(self) -> int:
+        with self._lock:
+            self._seq += 1
+            return self._seq
+
+    def emit(self, event: str, **fields) -> None:
+        fields.setdefault("seq", self.next_seq())
+        fields["type"] = event
+        fields["pid"] = os.getpid()
+        line = json.dumps(fields, default=_jsonable)
+        with self._lock:
+            self._file.write(line + "\n")
+
+    def error(self, where: str, exc: BaseException) -> None:
+        with contextlib.suppress(Exception):
+            self.emit("tracer_error", message=f"{where}: {type(exc).__name__}: {exc}")
+
+
+def _jsonable(value):
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return repr(value)
+
+
+def plain(value):
+    """A JSON-friendly copy of an option value (enums and objects become their repr)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    return repr(value)
+
+
+def type_name(t) -> str:
+    return getattr(t, "__name__", None) or repr(t)
+
+
+class SiteFinder:
+    """Finds the first stack frame that belongs to user code (not Warp, not warp-fix)."""
+
+    def __init__(self, warp_dir: str):
+        self._warp = warp_dir + os.sep
+        self._skip = (self._warp, _INJECT_DIR + os.sep)
+        self._stdlib = os.path.dirname(functools.__file__) + os.sep
+        self._cache: dict[str, bool] = {}
+
+    def is_user(self, filename: str) -> bool:
+        known = self._cache.get(filename)
+        if known is None:
+            path = os.path.abspath(filename)
+            in_stdlib = path.startswith(self._stdlib) and "-packages" + os.sep not in path
+            known = not (
+                filename.startswith("<")
+                or in_stdlib
+                or path.startswith(self._skip)
+                or os.sep + "warp_fix" + os.sep in path
+            )
+            self._cache[filename] = known
+        return known
+
+    def is_library(self, filename: str) -> bool:
+        """Code of an installed package (site-packages, or Warp's own modules such as warp.render)."""
+        path = os.path.abspath(filename)
+        return path.startswith(self._warp) or os.sep + "site-packages" + os.sep in path or (
+            os.sep + "dist-packages" + os.sep in path
+        )
+
+    @staticmethod
+    def caller(level: int):
+        """The frame `level` calls above the function calling this, whoever's code it is."""
+        frame = sys._getframe(level + 1)
+        return {"file": frame.f_code.co_filename, "line": frame.f_lineno, "function": frame.f_code.co_name}
+
+    def site(self, depth: int = USER_STACK_DEPTH):
+        frame = sys._getframe(1)
+        while frame is not None and not self.is_user(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is None:
+            return None
+        first = frame
+        stack = []
+        outer = frame.f_back
+        while outer is not None and len(stack) < depth - 1:
+            if self.is_user(outer.f_code.co_filename):
+                stack.append(f"{outer.f_code.co_filename}:{outer.f_lineno}:{outer.f_code.co_name}")
+            outer = outer.f_back
+        return {
+            "file": first.f_code.co_filename,
+            "line": first.f_lineno,
+            "function": first.f_code.co_name,
+            "stack": stack,
+        }
