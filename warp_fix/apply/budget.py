@@ -25,7 +25,10 @@ RULE_TEXT = (
     "replaced by a fresh interleaved one and pairs continue to at least 3 and at most --samples per "
     "arm, stopping early when the difference is > 2x or < 0.5x the noise band; a timing verdict from "
     "fewer than 3 samples per arm counts as inconclusive; a fix that trades build time for kernel time "
-    "gets at least 3 per arm (within --samples) whatever decides, since its kernel time is a timing claim"
+    "gets at least 3 per arm (within --samples) whatever decides, since its kernel time is a timing claim; "
+    "a structural win that timing contradicts beyond the noise band is measured afresh up to --samples per "
+    "arm and dropped if the contradiction stands; the noise band comes from every run of the accepted state "
+    "so far (baseline included) and the candidate's, and is never tighter than half their spread"
 )
 
 
@@ -44,13 +47,18 @@ def structure_changed(comparison: Comparison) -> bool:
     return comparison.structural_win or comparison.structural_loss
 
 
+def contradicted(comparison: Comparison) -> bool:
+    """Structure says better, timing says worse beyond the noise band: more samples must settle it."""
+    return comparison.verdict != INVALID and bool(comparison.contradiction)
+
+
 def judged_delta(comparison: Comparison) -> TimingDelta | None:
     return next((t for t in comparison.timing if t.metric == comparison.judged_on), None)
 
 
 def decisive(comparison: Comparison) -> bool:
     """Deterministic facts settle it: more samples cannot change the verdict."""
-    return comparison.verdict == INVALID or structure_changed(comparison)
+    return comparison.verdict == INVALID or (structure_changed(comparison) and not contradicted(comparison))
 
 
 def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: bool = False) -> Step:
@@ -61,6 +69,10 @@ def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: b
     """
     if comparison.verdict == INVALID:
         return Step(False, "decisive: the workload, output or effective options moved")
+    if contradicted(comparison):
+        if per_arm >= budget:
+            return Step(False, f"structure and timing disagree after {per_arm} per arm (--samples): not kept")
+        return Step(True, "timing contradicts the structural win beyond the noise band: more samples")
     if kernel_claim and per_arm < min(MIN_TIMING_SAMPLES, budget):
         return Step(True, f"steady-state kernel time is a timing claim: needs {MIN_TIMING_SAMPLES} per arm")
     if structure_changed(comparison):
@@ -82,6 +94,8 @@ def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: b
 def effective_verdict(comparison: Comparison, per_arm: int) -> tuple[str, str]:
     """The verdict apply acts on, and why: a timing-only verdict from < 3 samples per arm is inconclusive."""
     verdict = comparison.verdict
+    if contradicted(comparison):
+        return INCONCLUSIVE, f"structure and timing disagree after {per_arm} sample(s) per arm"
     if verdict == INVALID or structure_changed(comparison) or per_arm >= MIN_TIMING_SAMPLES:
         return verdict, verdict.lower()
     if verdict == INCONCLUSIVE:

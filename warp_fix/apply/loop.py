@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from warp_fix.apply.ledger import (
     save_ledger,
 )
 from warp_fix.apply.request import ApplyRequest
+from warp_fix.apply.search import Search, changed_modules
 from warp_fix.apply.signals import termination_interrupts
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
@@ -95,11 +95,21 @@ def _precondition_warnings(repo: UserRepo, request: ApplyRequest) -> list[str]:
     return warnings
 
 
-def judge(before: Report, after: Report, allow_options: set[str], nondeterministic_ok: bool) -> Comparison:
-    """compare(), plus the output policy: varying output is INVALID unless the user allowed it."""
+def judge(
+    before: Report,
+    after: Report,
+    allow_options: set[str],
+    nondeterministic_ok: bool,
+    accepted_history: list[Report] | None = None,
+) -> Comparison:
+    """compare(), plus the output policy: varying output is INVALID unless the user allowed it.
+
+    `accepted_history`: every measurement of the accepted state so far, for the noise band.
+    """
+    history = [r for r in accepted_history or [] if r is not before]
     if nondeterministic_ok:
         before = dataclasses.replace(before, output=dataclasses.replace(before.output, deterministic=False))
-    comparison = compare(before, after, allow_options)
+    comparison = compare(before, after, allow_options, history)
     if not nondeterministic_ok and before.output.deterministic is False and comparison.verdict != INVALID:
         comparison.verdict = INVALID
         comparison.reasons.append(
@@ -133,6 +143,7 @@ class ApplySession:
         self.command = list(request.command)
         self.kept: list[tuple[Fix, Entry]] = []
         self.accepted_report: Report | None = None  # latest measurement of the accepted state
+        self.accepted_runs: list[Report] = []  # every measurement of an accepted state: the noise band's runs
         self.ledger = Ledger(
             branch=request.branch,
             base_commit=repo.head,
@@ -167,25 +178,25 @@ class ApplySession:
         return ApplyResult(self.ledger, plan, files)
 
     def _work_through(self, plan: Plan) -> Plan:
-        """Try each fix in plan order; after a kept one, plan again from the new accepted state.
+        """Try the fixes in search order (see search.py); after a kept one, plan again from the new state.
 
         Fixes interact (a module option set by one changes what a later module split must carry), so the
-        rest of the plan is recomputed from the kept candidate's own measurement; a fix already tried
-        (kept, dropped or declined) is never tried twice.
+        rest of the plan is recomputed from the kept candidate's own measurement. A fix is tried once, and
+        once more only when it was dropped and a later kept fix changed its module.
         """
-        tried: set[str] = set()
-        queue = list(plan.fixes)
-        while queue:
-            fix = queue.pop(0)
-            if _fix_key(fix) in tried:
-                continue
-            tried.add(_fix_key(fix))
+        search = Search.of(plan.fixes)
+        while (fix := search.next()) is not None:
             fix.id = f"F{len(self.ledger.entries) + 1}"
-            entry = self._consider(fix)
+            retry_of = search.retry_of(fix)
+            previous = self.accepted_report
+            entry = self._consider(fix, retry_of)
             self.ledger.entries.append(entry)
+            search.record(fix, entry.outcome == DROPPED)
             if entry.outcome == KEPT and self.accepted_report is not None:
                 plan = self.planner(self.accepted_report, self.workspace.candidate, self.command)
-                queue = [f for f in plan.fixes if _fix_key(f) not in tried]
+                modules = changed_modules(previous, self.accepted_report)
+                for dropped_id in search.after_kept(plan.fixes, modules, entry.files):
+                    self.say(f"  {dropped_id} will be tried again: {fix.id} changed its module")
         return plan
 
     def _finish(self, start: float) -> tuple[Path, Path] | None:
@@ -206,6 +217,7 @@ class ApplySession:
         self.clock.charge("baseline", 1)
         self.ledger.baseline = _baseline_numbers(report)
         self.accepted_report = report
+        self.accepted_runs.append(report)
         if report.output.deterministic is False and not self.request.allow_nondeterministic_output:
             raise ApplyError(
                 "the program's output differs between runs, so apply cannot check that a fix preserves it: "
@@ -228,15 +240,23 @@ class ApplySession:
         self.ledger.test_seconds = round(self.ledger.test_seconds + result.seconds, 2)
         return result
 
-    def _consider(self, fix: Fix) -> Entry:
+    def _consider(self, fix: Fix, retry_of: str = "") -> Entry:
         entry = Entry(
-            fix.id, fix.slug, fix.title, fix.safety, DECLINED, "", list(fix.files), expected=fix.expected
+            fix.id,
+            fix.slug,
+            fix.title,
+            fix.safety,
+            DECLINED,
+            "",
+            list(fix.files),
+            expected=fix.expected,
+            retry_of=retry_of,
         )
         reason = self.gate.decline_reason(fix)
         if reason:
             entry.reason = reason
             return entry
-        self.say(f"{fix.id} {fix.title}")
+        self.say(f"{fix.id} {fix.title}" + (f" (again: {retry_of} was dropped before)" if retry_of else ""))
         try:
             return self._try(fix, entry)
         except BaseException:
@@ -279,7 +299,12 @@ class ApplySession:
             )
         except ProbeError as exc:
             return self._drop(entry, f"could not be measured: {exc}")
+        self._remember_accepted(arms.before)
         return self._decide(fix, entry, arms, self.clock.calls - calls)
+
+    def _remember_accepted(self, report: Report) -> None:
+        if all(report is not seen for seen in self.accepted_runs):
+            self.accepted_runs.append(report)
 
     def _arms(
         self, accepted_cwd: Path, allow_options: set[str], reuse: Report | None, kernel_timing: bool = False
@@ -290,7 +315,7 @@ class ApplySession:
             self.command,
             accepted_cwd,
             self.candidate_cwd,
-            lambda b, a: judge(b, a, allow_options, self.request.allow_nondeterministic_output),
+            lambda b, a: judge(b, a, allow_options, self.request.allow_nondeterministic_output, self.accepted_runs),
             self.request.samples,
             self.clock,
             self.request.timeout,
@@ -316,6 +341,7 @@ class ApplySession:
         entry.reason = "; ".join(arms.comparison.reasons)
         self.workspace.move_accepted(entry.commit)
         self.accepted_report = arms.after  # the candidate just measured is the new accepted state
+        self._remember_accepted(arms.after)
         self.kept.append((fix, entry))
         self.say(f"  kept {entry.commit[:10]}: {entry.numbers.summary()}")
         return entry
@@ -345,7 +371,8 @@ class ApplySession:
         if len(self.kept) == 1:
             self.ledger.total = self.kept[0][1].numbers
             self.ledger.total_note = (
-                "one fix kept: its own interleaved comparison is against the original baseline"
+                "measured: the one kept fix's own interleaved comparison, whose accepted arm was the base "
+                "(warp-fix log shows these figures)"
             )
             return
         self.say("total: the branch against the original baseline")
@@ -361,7 +388,10 @@ class ApplySession:
         self.ledger.total = Numbers.of(
             arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why
         )
-        self.ledger.total_note = f"{len(self.kept)} fixes kept; final state measured against the baseline"
+        self.ledger.total_note = (
+            f"measured: {len(self.kept)} fixes kept; a fresh interleaved measurement of the branch head against "
+            "the base (warp-fix log shows these figures; each commit's own figures are against its predecessor)"
+        )
 
 
 class DryRun:
@@ -422,17 +452,14 @@ def _baseline_numbers(report: Report) -> dict:
         return {}
     return {
         "cold_module_ms": s.cold_module_ms.median,
-        "compile_elapsed_ms": s.compile_elapsed_ms.median,
+        "compile_elapsed_ms": None if s.compile_elapsed_na else s.compile_elapsed_ms.median,
+        "compile_elapsed_na": s.compile_elapsed_na,
         "identities": s.identities,
         "generated_source_bytes": s.generated_source_bytes,
         "warm_builds": s.warm_builds,
         "samples": len(report.samples),
         "output_deterministic": report.output.deterministic,
     }
-
-
-def _fix_key(fix: Fix) -> str:
-    return json.dumps([fix.slug, fix.codemod, fix.args], sort_keys=True, default=str)
 
 
 def _last_line(text: str) -> str:

@@ -110,7 +110,7 @@ def print_log(log: BranchLog, console: Console) -> None:
     if totals:
         text = ", ".join(f"{k} {b:.0f} -> {a:.0f}" for k, (b, a) in totals.items())
         console.print(
-            f"totals over {len(log.ours)} warp-fix commit(s) (timings: sum of per-commit deltas): {text}",
+            f"totals over {len(log.ours)} warp-fix commit(s) ({log.totals_source()}): {text}",
             highlight=False,
         )
     if log.foreign:
