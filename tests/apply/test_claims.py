@@ -358,3 +358,10 @@ def test_changed_modules_are_those_built_with_other_identities():
     before = report(1.0, builds=[("a", "1"), ("b", "2")])
     after = report(1.0, builds=[("a", "1"), ("b", "3"), ("c", "4")])
     assert changed_modules(before, after) == {"b", "c"}
+
+
+def test_fixes_keep_the_plan_ids_in_try_order():
+    overloads = dataclasses.replace(fix("register_overloads", kernel="k"), id="F1")
+    split = dataclasses.replace(fix("split_by_block_dim", groups=[]), id="F2")
+    entries, _ = simulated_apply([overloads, split], BLOCK_SIZES)
+    assert [(e.fix_id, e.slug) for e in entries] == [("F2", "split_by_block_dim"), ("F1", "register_overloads")]

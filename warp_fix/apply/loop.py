@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -186,7 +187,7 @@ class ApplySession:
         """
         search = Search.of(plan.fixes)
         while (fix := search.next()) is not None:
-            fix.id = f"F{len(self.ledger.entries) + 1}"
+            fix.id = self._entry_id(fix)
             retry_of = search.retry_of(fix)
             previous = self.accepted_report
             entry = self._consider(fix, retry_of)
@@ -198,6 +199,13 @@ class ApplySession:
                 for dropped_id in search.after_kept(plan.fixes, modules, entry.files):
                     self.say(f"  {dropped_id} will be tried again: {fix.id} changed its module")
         return plan
+
+    def _entry_id(self, fix: Fix) -> str:
+        """The planner's id while it is unique in the ledger (so `--only F3` means the plan's F3), else the next."""
+        used = {entry.fix_id for entry in self.ledger.entries}
+        if fix.id and fix.id not in used:
+            return fix.id
+        return next(f"F{n}" for n in itertools.count(len(used) + 1) if f"F{n}" not in used)
 
     def _finish(self, start: float) -> tuple[Path, Path] | None:
         self.ledger.probe_calls = self.clock.calls

@@ -75,7 +75,9 @@ def _pair(pair) -> str:
 
 def _ms(numbers: Numbers, metric: str) -> str:
     t = numbers.timing_of(metric)
-    return f"{fmt_ms(t.before_ms)} → {fmt_ms(t.after_ms)} ms ±{fmt_ms(t.band_ms)}" if t else ""
+    if t is None:
+        return ""
+    return "n/a" if t.not_applicable else f"{fmt_ms(t.before_ms)} → {fmt_ms(t.after_ms)} ms ±{fmt_ms(t.band_ms)}"
 
 
 def print_log(log: BranchLog, console: Console) -> None:
