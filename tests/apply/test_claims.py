@@ -348,10 +348,17 @@ def test_a_dropped_fix_is_not_retried_when_the_kept_fix_left_its_module_alone():
     hoist, move = fix("hoist_options", "other.py", function="setup"), fix("kernels_to_module_scope", factory="make")
     entries, _ = simulated_apply([hoist, move], LATE_KERNELS)  # the kept fix changes `sim`, not `other`
     assert [(e.slug, e.outcome) for e in entries] == [("hoist_options", DROPPED), ("kernels_to_module_scope", KEPT)]
-    retried = Search.of([hoist])
-    retried.record(retried.next(), dropped=True)
-    assert retried.after_kept([hoist], {"other"}, []) == [""] and retried.next() is hoist
-    assert retried.next() is None
+
+
+def test_a_fix_is_retried_at_most_once():
+    hoist = dataclasses.replace(fix("hoist_options", "other.py", function="setup"), id="F1")
+    search = Search.of([hoist])
+    search.record(search.next(), dropped=True)
+    assert search.after_kept([hoist], {"other"}, []) == ["F1"]  # the kept fix changed module `other`
+    again = search.next()
+    assert again is hoist and search.retry_of(again) == "F1"
+    search.record(again, dropped=True)
+    assert search.after_kept([hoist], {"other"}, []) == [] and search.next() is None
 
 
 def test_changed_modules_are_those_built_with_other_identities():

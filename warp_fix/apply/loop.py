@@ -26,7 +26,7 @@ from warp_fix.apply.ledger import (
     save_ledger,
 )
 from warp_fix.apply.request import ApplyRequest
-from warp_fix.apply.search import Search, changed_modules
+from warp_fix.apply.search import Search, changed_modules, search_order
 from warp_fix.apply.signals import termination_interrupts
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
@@ -433,7 +433,7 @@ class DryRun:
             probe_calls=clock.calls,
             probe_seconds=round(clock.seconds, 2),
         )
-        for fix in plan.fixes:
+        for fix in search_order(plan.fixes):  # in the order apply would try them
             reason = gate.decline_reason(fix)
             if reason is None and gate.offers_only(fix):
                 reason_text = f"would measure it both ways and offer it: keeping it needs --allow {fix.slug}"
