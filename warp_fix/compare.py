@@ -262,7 +262,7 @@ def _delta(metric: str, attr: str, before: Report, after: Report, history: list[
         )
         return TimingDelta(metric, b, a, 0.0, 0.0, not_applicable=f"{which}: {why}")
     groups = [stat.values for r in history if r.summary and (stat := getattr(r.summary, attr)) is not None]
-    band = estimate_band([*groups, b.values, a.values], b.median, f"runs of {source}")
+    band = estimate_band([*groups, b.values, a.values], b.median, source)
     return TimingDelta(metric, b, a, round(a.median - b.median, 3), round(band.value, 3), band.how)
 
 

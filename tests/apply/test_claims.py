@@ -103,19 +103,24 @@ def test_band_with_one_sample_per_arm_comes_from_the_baseline_runs():
 def test_band_is_never_tighter_than_half_the_spread_seen():
     assert noise_band(stat([900, 1000, 1000, 1000, 1300])) == 200  # MAD 0, spread 400
     # Two states at different medians scatter by the same ±4.8%: pooled relative to each median.
-    band = estimate_band([[1000, 1100], [2000, 2200]], 2000.0, "earlier runs")
+    band = estimate_band([[1000, 1100], [2000, 2200]], 2000.0, "the accepted state")
     assert round(band.value, 1) == round(2000 * 2 * 50 / 1050, 1)  # 2 x MAD of the pooled relative runs
-    assert "from 4 runs of earlier runs over 2 states: spread ±4.8%" in band.how
+    assert band.how.startswith("from 4 runs of the accepted state (2 code states): spread ±4.8% around each")
+    assert "(widest 1000-1100 ms)" in band.how
 
 
 def test_band_from_single_runs_says_it_is_only_the_floor():
-    band = estimate_band([[1000.0], [1010.0]], 1000.0, "runs of the two reports")
+    band = estimate_band([[1000.0], [1010.0]], 1000.0, "the two reports")
     assert band.value == 10.0 and "no spread observed yet" in band.how
 
 
 def test_compare_of_two_reports_takes_the_band_from_their_own_samples():
     c = compare(report(1000.0, 1100.0, 900.0), report(950.0, 960.0, 940.0))
-    assert c.timing[0].band == 100.0 and "runs of the two reports" in c.timing[0].band_how
+    assert c.timing[0].band == 100.0
+    assert c.timing[0].band_how == (
+        "from 6 runs of the two reports (2 code states): spread ±10.0% around each one's median "
+        "(widest 900-1100 ms); band = half the spread"
+    )
 
 
 # -- renamed kernel keys are not structure ------------------------------------------------------------

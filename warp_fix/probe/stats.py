@@ -60,7 +60,7 @@ def estimate_band(groups: Sequence[Sequence[float]], centre: float, source: str)
     relative: list[float] = []
     ranges: list[tuple[float, float]] = []
     for group in groups:
-        values = [v for v in group]
+        values = list(group)
         centre_g = median(values)
         if len(values) < 2 or centre_g <= 0:
             continue
@@ -72,11 +72,11 @@ def estimate_band(groups: Sequence[Sequence[float]], centre: float, source: str)
         return Band(value, f"{runs} single run(s) of {source}: no spread observed yet, the 1% floor")
     half_spread = (max(relative) - min(relative)) / 2.0
     fraction = max(BAND_FLOOR, 2.0 * mad(relative), half_spread)
+    low, high = max(ranges, key=lambda r: r[1] / r[0] if r[0] > 0 else 0.0)
     if len(ranges) == 1:
-        low, high = ranges[0]
         spread_text = f"spread {low:.0f}-{high:.0f} ms"
     else:
-        spread_text = f"spread ±{100.0 * half_spread:.1f}% around each state's median"
+        spread_text = f"spread ±{100.0 * half_spread:.1f}% around each one's median (widest {low:.0f}-{high:.0f} ms)"
     rule = "the 1% floor" if fraction == BAND_FLOOR else ("half the spread" if fraction == half_spread else "2 x MAD")
-    states = f" over {len(ranges)} states" if len(ranges) > 1 else ""
+    states = f" ({len(ranges)} code states)" if len(ranges) > 1 else ""
     return Band(fraction * centre, f"from {len(relative)} runs of {source}{states}: {spread_text}; band = {rule}")
