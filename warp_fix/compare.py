@@ -261,9 +261,23 @@ def _delta(metric: str, attr: str, before: Report, after: Report, history: list[
             else ("after", a_summary.compile_elapsed_na)
         )
         return TimingDelta(metric, b, a, 0.0, 0.0, not_applicable=f"{which}: {why}")
-    groups = [stat.values for r in history if r.summary and (stat := getattr(r.summary, attr)) is not None]
-    band = estimate_band([*groups, b.values, a.values], b.median, source)
+    band = estimate_band([*_runs_by_state(attr, before, history), a.values], b.median, source)
     return TimingDelta(metric, b, a, round(a.median - b.median, 3), round(band.value, 3), band.how)
+
+
+def _runs_by_state(attr: str, before: Report, history: list[Report]) -> list[list[float]]:
+    """The metric's runs grouped by the code state they measured: `before` with every earlier run of its own
+    state, then the other states. A state is the set of module identities it built (deterministic)."""
+    groups: dict[frozenset[tuple[str, str, str]], list[float]] = {}
+    for report in (before, *history):
+        stat = getattr(report.summary, attr, None)
+        if stat is not None:
+            groups.setdefault(_state(report), []).extend(stat.values)
+    return list(groups.values())
+
+
+def _state(report: Report) -> frozenset[tuple[str, str, str]]:
+    return frozenset((b.module, b.hash, b.device) for b in report.trace.builds if b.status != "error")
 
 
 def _workload(before: Report, after: Report) -> tuple[bool | None, list[tuple[str, str]], str]:

@@ -16,7 +16,9 @@ from warp_fix.compare import INCONCLUSIVE, INVALID, Comparison, TimingDelta
 MIN_TIMING_SAMPLES = 3  # a median and a MAD need three values (WARP_FACTS.md, measurement rules)
 CLEARLY_OUTSIDE = 2.0  # |delta| > 2 x band: more samples will not change the verdict
 CLEARLY_INSIDE = 0.5  # |delta| < band / 2: more samples will not make it significant
-BASELINE_SAMPLES = 2  # the plan's baseline: two cold+warm pairs show output nondeterminism early
+# The plan's baseline, whatever --samples (which counts per arm): two cold+warm pairs show output
+# nondeterminism early and give the noise band a spread to start from.
+BASELINE_SAMPLES = 2
 
 RULE_TEXT = (
     "the accepted state's latest measurement (the baseline, or the candidate that became it) is reused "
@@ -36,10 +38,6 @@ RULE_TEXT = (
 class Step:
     more: bool  # take another A,B pair
     why: str
-
-
-def baseline_samples(budget: int) -> int:
-    return max(1, min(BASELINE_SAMPLES, budget))
 
 
 def structure_changed(comparison: Comparison) -> bool:

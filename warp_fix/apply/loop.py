@@ -217,7 +217,7 @@ class ApplySession:
         return None
 
     def _baseline(self) -> Report:
-        samples = budget.baseline_samples(self.request.samples)
+        samples = budget.BASELINE_SAMPLES
         self.say(f"baseline: {samples} cold+warm sample(s) of {' '.join(self.command)}")
         report = self.clock.measure(
             self.command, self.candidate_cwd, samples, self.request.timeout, "baseline"
@@ -416,7 +416,7 @@ class DryRun:
         root = _repo_root(self.request.cwd) or self.request.cwd
         command = list(self.request.command)
         clock = ProbeClock()
-        samples = budget.baseline_samples(self.request.samples)
+        samples = budget.BASELINE_SAMPLES
         self.say(f"baseline: {samples} cold+warm sample(s) of {' '.join(command)}")
         report = clock.measure(command, self.request.cwd, samples, self.request.timeout, "baseline")
         plan = self.planner(report, root, command)
