@@ -40,6 +40,8 @@ SOURCE_BYTES_TOLERANCE = (0.005, 256)
 # Reported next to the startup verdict, never part of it: a fix that trades build time for kernel time
 # (MathDx off) is offered with both numbers and kept only with consent.
 KERNEL_METRIC = "steady-state kernel time"
+# The startup timings every comparison reports (metric name, Summary field).
+TIMING_METRICS = (("cold module work", "cold_module_ms"), ("compile elapsed", "compile_elapsed_ms"))
 
 
 @dataclass
@@ -201,9 +203,6 @@ def compare(
     comparison.judged_on = judged.metric
     comparison.verdict = _verdict(comparison, judged)
     return comparison
-
-
-TIMING_METRICS = (("cold module work", "cold_module_ms"), ("compile elapsed", "compile_elapsed_ms"))
 
 
 def _note_renamed_source(c: Comparison) -> None:

@@ -83,7 +83,7 @@ HOIST = Fix(
 @pytest.fixture(scope="module")
 def applied(tmp_path_factory):
     repo = init_repo(tmp_path_factory.mktemp("user") / "stage", STAGE)
-    request = build_request(command=[PYTHON, "-m", "stage"], cwd=repo, branch="wf/retry", samples=1)
+    request = build_request(command=[PYTHON, "-m", "stage"], cwd=repo, branch="wf/retry", samples=3)
     return run_apply(request, planner=lambda report, root, command: Plan([], [MOVE, HOIST]))
 
 
@@ -98,3 +98,4 @@ def test_dropped_fix_is_kept_when_tried_again_after_the_kept_fix(applied):
     retried = applied.ledger.entries[2].numbers
     assert retried.structure["identities"] == (2, 1)
     assert applied.ledger.total.structure["identities"] == (2, 1)
+    assert "again after F1" in applied.ledger_files[1].read_text()

@@ -227,7 +227,8 @@ def ledger_markdown(ledger: Ledger) -> str:
                 else (f"untested estimate: {e.expected}" if e.expected else "")
             )
             commit = f" ({e.commit[:10]})" if e.commit else ""
-            lines.append(f"| {e.fix_id}{commit} | {e.slug} | {e.title} | {result} | {_cell(e.reason)} |")
+            again = f", again after {e.retry_of}" if e.retry_of else ""
+            lines.append(f"| {e.fix_id}{commit}{again} | {e.slug} | {e.title} | {result} | {_cell(e.reason)} |")
     lines += ["", "## Total", ""]
     if ledger.total:
         lines.append(f"- {ledger.total.summary()}")
