@@ -13,7 +13,7 @@ import pytest
 from tests.apply.conftest import PYTHON, init_repo
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import DROPPED, KEPT
-from warp_fix.plan import SAFE, Fix, Plan
+from warp_fix.model import SAFE, Fix, Plan
 
 STAGE = {
     "stage/__init__.py": "",

@@ -14,7 +14,7 @@ from warp_fix.apply.loop import ApplySession
 from warp_fix.apply.review import BranchLog, CommitRow
 from warp_fix.apply.search import Search, changed_modules, search_order
 from warp_fix.compare import IMPROVED, INCONCLUSIVE, compare
-from warp_fix.plan import SAFE, Fix, Plan
+from warp_fix.model import SAFE, Fix, Plan
 from warp_fix.probe.measure import compile_elapsed, timing_stats
 from warp_fix.probe.stats import estimate_band, noise_band, stat
 from warp_fix.report import SCHEMA_VERSION, Launch, ModuleBuild, Output, Report, Sample, Summary, Trace

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from warp_fix.plan import Fix
+from warp_fix.model import Fix
 from warp_fix.report import Report
 
 # (rank, what the fix does to modules) by codemod name; unknown codemods go after the known ones that
