@@ -134,7 +134,8 @@ class UnusedBackward(Mechanism):
         modules = repo_modules + library
         python_modules = [index.python_module_of(f) or "" for m in repo_modules for f in _files_of(final[m], inputs)]
         args = {"file": entry, "name": "enable_backward", "value": False}
-        target = first_project_import(index, entry, [*python_modules, *library])
+        # the entry may not mention warp (never parsed): then the codemod looks for the module's import itself
+        target = first_project_import(index, entry, [*python_modules, *library]) or next(iter(python_modules), None)
         if target:
             args["before_import"] = target
         reason = (f"{why}: turning backward off in the module itself would break that code, so it is turned off "
@@ -283,7 +284,11 @@ def _kernel_name(source: ModuleSource, inputs: Inputs) -> str | None:
     file = inputs.repo_file(kernel.file)
     defined = (k for k in inputs.index.kernels if k.file == file and kernel.line in (k.line, k.decorator_line))
     static = next(defined, None)
-    return static.name if static is not None else None
+    if static is not None:
+        return static.name
+    # `wp.kernel(fn, module="unique")` called as a function: the plain def at the kernel's line
+    function = next((c.function for c in inputs.index.calls if c.file == file and c.line == kernel.line), None)
+    return function.split(".")[-1] if function else None
 
 
 def _files_of(build: ModuleBuild, inputs: Inputs) -> list[str]:

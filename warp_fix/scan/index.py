@@ -199,7 +199,7 @@ class FunctionCalls(Located):
     """The names one function (or a file's module scope, `function` None) calls, for following calls.
 
     `callees` holds the last part of each called name (`sim.step(...)` -> "step"), in order, once each;
-    `line` is the first call's line. Only repository files are recorded.
+    `line` is the function's `def` line (the first call's line at module scope). Only repository files.
     """
 
     callees: list[str] = field(default_factory=list)

@@ -87,7 +87,8 @@ class CallCollector(Collector):
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if name is None:
             return
-        located = self.parsed.located(node)
+        function = self.parsed.innermost_function(node)
+        located = self.parsed.located(node, function.lineno if function is not None else None)
         calls = self._calls.setdefault(located["function"], FunctionCalls(**located))
         if name not in calls.callees:
             calls.callees.append(name)
