@@ -60,10 +60,11 @@ class Provenance:
         return f"{self.key} is set by {where}" + (f" at {self.site}" if self.site else "")
 
 
-def option_provenance(build: ModuleBuild, key: str, inputs: Inputs) -> Provenance:
-    """A kernel's own option overrides the module's (Warp 1.19): the kernels generating code decide first."""
+def option_provenance(build: ModuleBuild, key: str, inputs: Inputs, value: object = True) -> Provenance:
+    """Where `key` got `value`: a kernel's own option overrides the module's (Warp 1.19), so a kernel declaring
+    that value decides first; else the module's source."""
     for kernel in build.kernel_sources:
-        if key not in kernel.options:
+        if kernel.options.get(key, not value) != value:
             continue
         file = inputs.repo_file(kernel.file) or kernel.file
         static = next(

@@ -21,7 +21,7 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import ADVISORY, CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import ModuleBuild
 from warp_fix.scan.differentiation import Differentiation, differentiated_kernels
-from warp_fix.scan.index import EntryPoint, TapeUse
+from warp_fix.scan.index import EntryPoint, FunctionCalls, LaunchSite, TapeUse, Value
 
 
 class UnusedBackward(Mechanism):
@@ -195,6 +195,86 @@ class UnusedBackward(Mechanism):
             RULED_OUT,
         ),
         Example(
+            "a script run as `python wave.py`: its module is __main__, attributed to the script by its kernels",
+            case.run(
+                builds=[case.sourced(case.build("__main__"), case.kernel_source("wave_solve", "wave.py", 49))],
+                source=case.index(files=["wave.py"]),
+                command=("python", "wave.py"),
+            ),
+            FIRED,
+            fixes=(("module_options", SAFE),),
+        ),
+        Example(
+            "a string-named module spanning two files: its option is set by name",
+            case.run(
+                builds=[case.sourced(
+                    case.build("solver.prepare"),
+                    case.kernel_source("predict", "cloth/prepare.py", 6, kind="named"),
+                    case.kernel_source("project", "cloth/constraints.py", 6, kind="named"),
+                )],
+                source=case.index(files=["cloth/prepare.py", "cloth/constraints.py"]),
+            ),
+            FIRED,
+            fixes=(("module_options", SAFE),),
+        ),
+        Example(
+            "a factory passes enable_backward=True from its caller: the call site changes, not the module",
+            case.run(
+                builds=[case.sourced(case.build("smoothing.factory"), case.kernel_source(
+                    "smooth", "smoothing/factory.py", 10, options={"enable_backward": True},
+                    created=case.site("smoothing/factory.py", 10, "make_filter", ["smoothing/filters.py:5:<module>"]),
+                ))],
+                source=case.index(
+                    files=["smoothing/factory.py", "smoothing/filters.py"],
+                    kernels=[case.kernel(
+                        "smooth", "smoothing/factory.py", 11, enclosing_functions=["make_filter"],
+                        at_module_scope=False, enable_backward=Value("enable_backward", False),
+                    )],
+                ),
+            ),
+            FIRED,
+            fixes=(("call_site_argument", SAFE),),
+        ),
+        Example(
+            "every kernel declares enable_backward=False: already off per kernel",
+            case.run(builds=[case.sourced(
+                case.build("imgops.color"),
+                case.kernel_source("to_gray", "imgops/color.py", options={"enable_backward": False}, adjoint=False),
+            )]),
+            RULED_OUT,
+        ),
+        Example(
+            "a tile module whose kernels say enable_backward=False still links adjoint GEMMs: the module option",
+            case.run(
+                builds=[case.sourced(
+                    case.build("mlp.encoder", device="cuda:0", lto_kinds=["dot"]),
+                    case.kernel_source("encode", "mlp/encoder.py", options={"enable_backward": False}, adjoint=False),
+                )],
+                source=case.index(files=["mlp/encoder.py"]),
+            ),
+            FIRED,
+            fixes=(("module_options", SAFE),),
+        ),
+        Example(
+            "forward-only in the measured command, differentiated by a script elsewhere: process-wide at the entry",
+            case.run(
+                builds=[case.sourced(case.build("beams.model"), case.kernel_source("deflection", "beams/model.py"))],
+                source=case.index(
+                    files=["beams/__main__.py", "beams/model.py", "scripts/calibrate.py"],
+                    entry_points=[EntryPoint(kind="main_module", file="beams/__main__.py")],
+                    tapes=[TapeUse(file="scripts/calibrate.py", line=30, function="calibrate", kind="tape")],
+                    calls=[FunctionCalls(file="scripts/calibrate.py", line=23, function="calibrate",
+                                         callees=["Tape", "predict"]),
+                           FunctionCalls(file="beams/model.py", line=22, function="predict", callees=["launch"])],
+                    launches=[LaunchSite(file="beams/model.py", line=25, function="predict", kind="launch",
+                                         kernel="deflection")],
+                    kernels=[case.kernel("deflection", "beams/model.py")],
+                ),
+            ),
+            FIRED,
+            fixes=(("config_at_entry", CONSENT),),
+        ),
+        Example(
             "the only module with backward code is differentiated by an adjoint launch",
             case.run(builds=[case.build("sim")], launches=[case.launch("step", "sim", adjoint=True)]),
             RULED_OUT,
@@ -260,10 +340,11 @@ def _library_advice(finding: Finding, library: list[str]) -> Fix:
 
 
 def _generates_adjoint(build: ModuleBuild) -> bool:
-    """What Warp compiled: a kernel's own enable_backward=False overrides the module option."""
-    if build.adjoint_kernels is not None:
-        return build.adjoint_kernels > 0
-    return bool(build.options.get("enable_backward"))
+    """What Warp compiled: a kernel's own enable_backward=False overrides the module option, except in a tile
+    module, which still links adjoint GEMMs (MathDx) while the module option is on."""
+    if build.adjoint_kernels is None or (build.lto_builds and build.options.get("enable_backward")):
+        return bool(build.options.get("enable_backward"))
+    return build.adjoint_kernels > 0
 
 
 def _differentiated_by(build: ModuleBuild, anywhere: Differentiation) -> str | None:

@@ -198,7 +198,7 @@ class LaunchSite(Located):
 class FunctionCalls(Located):
     """The names one function (or a file's module scope, `function` None) calls, for following calls.
 
-    `callees` holds the last part of each called name (`sim.step(...)` -> "step"), in order, once each;
+    `callees` holds the last part of each called name (`sim.step(...)` -> "step"), once each;
     `line` is the function's `def` line (the first call's line at module scope). Only repository files.
     """
 
