@@ -11,8 +11,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+import warp
 
+from tests.apply.conftest import git, init_repo
 from tests.conftest import FIXTURES, PYTHON
+from warp_fix.apply import build_request, run_apply
+from warp_fix.apply.ledger import KEPT
 from warp_fix.model import CONSENT, SAFE
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
@@ -144,3 +148,18 @@ def named_without_config(tmp_path_factory):
         tmp_path_factory.mktemp("n"),
     )
     return make_plan(measure([PYTHON, "-m", "clothsim"], root, samples=1), root)
+
+
+@pytest.mark.slow
+def test_apply_keeps_backward_off_in_warps_own_wave_example(tmp_path):
+    """Warp's example_wave.py as a user's script: one kept commit, the option set in the script itself."""
+    script = Path(warp.__file__).parent / "examples" / "core" / "example_wave.py"
+    repo = init_repo(tmp_path / "wave", {"example_wave.py": script.read_text()})
+    command = [PYTHON, "example_wave.py", "--device", "cpu", "--stage-path", "None", "--num-frames", "2"]
+    result = run_apply(build_request(command=command, cwd=repo, branch="wf/startup", samples=1))
+    (kept,) = result.ledger.of(KEPT)
+    assert (kept.slug, kept.title) == ("unused-backward", "Turn off backward code in __main__")
+    diff = git(repo, "diff", "main", "wf/startup")
+    changed = [line for line in diff.splitlines()[4:] if line.startswith(("+", "-"))]
+    assert changed == ['+wp.set_module_options({"enable_backward": False})']
+    assert 'import warp.render\n+wp.set_module_options({"enable_backward": False})' in diff  # after the imports
