@@ -108,8 +108,15 @@ class UnusedBackward(Mechanism):
             yield from self._process_wide(finding, inputs, process_wide, library, final)
 
     def _process_wide(
-        self, finding: Finding, inputs: Inputs, repo_modules: list[str], library: list[str], final: dict
+        self,
+        finding: Finding,
+        inputs: Inputs,
+        repo_modules: list[str],
+        library: list[str],
+        final: dict[str, ModuleBuild],
     ) -> Iterator[Proposal]:
+        """One `wp.config.enable_backward = False` at the measured entry point, for modules that cannot be
+        changed themselves: a library's, or one another entry point of the repository differentiates."""
         report, index = inputs.report, inputs.index
         elsewhere = finding.details.get("differentiated_elsewhere", {})
         why = "; ".join(f"{m} is differentiated by {elsewhere[m]}" for m in repo_modules)
@@ -132,7 +139,8 @@ class UnusedBackward(Mechanism):
                               "code under a tape, so backward cannot be turned off there")
             return
         modules = repo_modules + library
-        python_modules = [index.python_module_of(f) or "" for m in repo_modules for f in _files_of(final[m], inputs)]
+        files = [f for m in repo_modules for f in _files_of(final[m], inputs)]
+        python_modules = [p for p in map(index.python_module_of, files) if p]
         args = {"file": entry, "name": "enable_backward", "value": False}
         # the entry may not mention warp (never parsed): then the codemod looks for the module's import itself
         target = first_project_import(index, entry, [*python_modules, *library]) or next(iter(python_modules), None)
