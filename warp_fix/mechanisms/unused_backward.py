@@ -99,11 +99,16 @@ class UnusedBackward(Mechanism):
                 process_wide.append(module)
                 continue
             provenance = option_provenance(build, "enable_backward", inputs)
-            proposal = _per_module_fix(finding, module, source, provenance, inputs)
-            key = repr(proposal.args) if isinstance(proposal, Fix) else proposal.reason
-            if key not in seen:
-                seen.add(key)
-                yield proposal
+            proposals = [_per_module_fix(finding, module, source, provenance, inputs)]
+            if build.lto_builds and provenance.kind in ("factory-parameter", "decorator"):
+                # a tile module links adjoint GEMMs until its module option is off, whatever its kernels say
+                module_level = Provenance("enable_backward", build.option_source("enable_backward").kind)
+                proposals.append(_per_module_fix(finding, module, source, module_level, inputs))
+            for proposal in proposals:
+                key = repr(proposal.args) if isinstance(proposal, Fix) else proposal.reason
+                if key not in seen:
+                    seen.add(key)
+                    yield proposal
         if process_wide or library:
             yield from self._process_wide(finding, inputs, process_wide, library, final)
 
@@ -262,6 +267,24 @@ class UnusedBackward(Mechanism):
             ),
             FIRED,
             fixes=(("module_options", SAFE),),
+        ),
+        Example(
+            "a tile module whose factory caller asks for backward: the call site, and the module option too",
+            case.run(
+                builds=[case.sourced(case.build("mlp.layers", device="cuda:0", lto_kinds=["dot"]), case.kernel_source(
+                    "dense", "mlp/layers.py", 10, options={"enable_backward": True},
+                    created=case.site("mlp/layers.py", 10, "make_dense", ["mlp/model.py:7:<module>"]),
+                ))],
+                source=case.index(
+                    files=["mlp/layers.py", "mlp/model.py"],
+                    kernels=[case.kernel(
+                        "dense", "mlp/layers.py", 11, enclosing_functions=["make_dense"],
+                        at_module_scope=False, enable_backward=Value("enable_backward", False),
+                    )],
+                ),
+            ),
+            FIRED,
+            fixes=(("call_site_argument", SAFE), ("module_options", SAFE)),
         ),
         Example(
             "forward-only in the measured command, differentiated by a script elsewhere: process-wide at the entry",
