@@ -14,6 +14,7 @@ from warp_fix.report import (
     SCHEMA_VERSION,
     CacheOp,
     KernelDef,
+    KernelSource,
     Launch,
     LoadCall,
     ModuleBuild,
@@ -73,6 +74,34 @@ def launch(
         seq=0, kernel=f"{module}.{function}", function=function, module=module, dim=[8], dtypes=list(dtypes),
         device=device, block_dim=block_dim, adjoint=adjoint, tiled=False, site=site,
     )
+
+
+def kernel_source(
+    function: str,
+    file: str,
+    line: int = 10,
+    *,
+    kind: str = "file",
+    options: dict[str, Any] | None = None,
+    adjoint: bool = True,
+    created: Site | None = None,
+) -> KernelSource:
+    """A kernel of a build as the tracer attributes it: by its function's file and line."""
+    return KernelSource(
+        key=function, file=file, line=line, function=function, qualname=function, module_kind=kind,
+        options=dict(options or {}), enable_backward=adjoint, adjoint=adjoint, created=created,
+    )
+
+
+def sourced(module_build: ModuleBuild, *sources: KernelSource) -> ModuleBuild:
+    """`module_build` with the kernel sources the tracer records (kinds, files and adjoint count follow)."""
+    module_build.kernel_sources = list(sources)
+    module_build.kernels = [k.key for k in sources]
+    module_build.source_files = sorted({k.file for k in sources})
+    kinds = {k.module_kind for k in sources}
+    module_build.module_kind = kinds.pop() if len(kinds) == 1 else "mixed"
+    module_build.adjoint_kernels = sum(k.adjoint for k in sources)
+    return module_build
 
 
 def rebuild(module: str, kind: str, detail: str, *, site: Site | None = None, ms: float = 100.0) -> Rebuild:
