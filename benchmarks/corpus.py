@@ -167,7 +167,8 @@ def stage(scenario: Scenario, into: Path) -> Path:
         raise CorpusError(f"unknown staging kind {kind!r} in {scenario.path.name}")
     for script in recipe.get("scripts", []):
         shutil.copy2(SCRIPT_DIR / script, repo / script)
-    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", f"{scenario.package} {scenario.version}"]):
+    message = f"{scenario.package} {scenario.version}"
+    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", message]):
         done = _run(["git", *GIT_IDENTITY, *argv], repo)
         if done.returncode != 0:
             raise CorpusError(f"git {argv[0]} failed: {done.stderr.strip()}")
@@ -243,7 +244,8 @@ def measure_and_plan(scenario: Scenario, repo: Path, work: Path, samples: int, o
     outcome.identities = summary["identities"]
     outcome.cold_module_ms = summary["cold_module_ms"]["median"]
     outcome.cold_module_mad = summary["cold_module_ms"]["mad"]
-    done = _warp_fix(["plan", "--from-report", str(report_path), "--root", str(repo), "--json", str(plan_path)], repo, 600)
+    plan_args = ["plan", "--from-report", str(report_path), "--root", str(repo), "--json", str(plan_path)]
+    done = _warp_fix(plan_args, repo, 600)
     if done.returncode != 0 or not plan_path.exists():
         raise CorpusError(f"plan failed: {_tail(done)}")
     plan = json.loads(plan_path.read_text())

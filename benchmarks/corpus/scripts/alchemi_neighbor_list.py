@@ -3,7 +3,6 @@
 import argparse
 
 import torch
-
 from nvalchemiops.torch.neighbors import neighbor_list
 
 parser = argparse.ArgumentParser()

@@ -2,7 +2,6 @@
 
 import numpy as np
 import warp as wp
-
 from warp_jsb.eom import AircraftState, ControlState
 from warp_jsb.experience import ExperienceHarvester
 from warp_jsb.logger import FleetLogger
@@ -13,7 +12,9 @@ states = wp.zeros(num_aircraft, dtype=AircraftState, device=device)
 controls = wp.zeros(num_aircraft, dtype=ControlState, device=device)
 logger = FleetLogger(num_aircraft, device=device)
 for sync_mode in (True, False):
-    harvester = ExperienceHarvester(num_aircraft, window_size=10, layout="agent_first", sync_mode=sync_mode, device=device)
+    harvester = ExperienceHarvester(
+        num_aircraft, window_size=10, layout="agent_first", sync_mode=sync_mode, device=device
+    )
     for _step in range(3):
         harvester.record(states, controls)
     obs, acts = harvester.to_numpy()

@@ -1,8 +1,11 @@
-"""Train a small MLP for a few steps the way warp-nn's documentation shows: a model, a tape, an optimizer."""
+"""Train a small MLP for a few steps the way warp-nn's documentation shows: a model, a tape, an optimizer.
+
+`--device cpu|cuda:0` picks the device."""
+
+import argparse
 
 import numpy as np
 import warp as wp
-
 import warp_nn.nn as nn
 from warp_nn.optimizers import Adam
 
@@ -13,6 +16,10 @@ def mse_loss(prediction: wp.array2d[float], target: wp.array2d[float], loss: wp.
     diff = prediction[i, j] - target[i, j]
     wp.atomic_add(loss, 0, diff * diff)
 
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cpu")
+wp.set_device(parser.parse_args().device)
 
 rng = np.random.default_rng(0)
 inputs = wp.array(rng.standard_normal((64, 8)).astype(np.float32), dtype=float)

@@ -4,7 +4,6 @@ import argparse
 
 import torch
 import warp as wp
-
 import warpSPHCore as sph
 from warpSPHCore import (
     GradientScheme,
