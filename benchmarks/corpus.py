@@ -215,7 +215,7 @@ class Outcome:
     not_proposed: list[dict[str, str]] = field(default_factory=list)
     applied: bool = False
     apply_error: str = ""
-    ledger: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # outcome -> fix id -> [slug, reason]
+    ledger: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # outcome -> fix id -> entry
     after_cold_module_ms: float | None = None
     after_n: int | None = None
     kept_diffs: dict[str, str] = field(default_factory=dict)  # commit -> `git show`
@@ -279,7 +279,8 @@ def apply_fixes(scenario: Scenario, repo: Path, work: Path, samples: int, outcom
     if ledger["status"] != "complete":
         outcome.apply_error = f"apply {ledger['status']}: {_tail(done)}"
     for entry in ledger["entries"]:
-        outcome.ledger.setdefault(entry["outcome"], {})[entry["fix_id"]] = [entry["slug"], entry["reason"]]
+        kept = {k: entry[k] for k in ("slug", "reason", "files", "commit")}
+        outcome.ledger.setdefault(entry["outcome"], {})[entry["fix_id"]] = kept
         if entry["outcome"] == "kept" and entry.get("commit"):
             show = _run(["git", "show", "--stat", "--patch", entry["commit"]], repo)
             outcome.kept_diffs[entry["commit"]] = show.stdout
@@ -321,10 +322,11 @@ def disagreements(scenario: Scenario, outcome: Outcome) -> list[str]:
             unmatched.remove(match)
     for fix in unmatched:
         found.append(f"extra fix: {fix['id']} {fix['slug']} {fix['codemod'] or 'none'}/{fix['safety']}")
-    expected_slugs = {f.slug for f in expect.fixes if f.safety != "advisory"}
-    for fix_id, (slug, _reason) in outcome.ledger.get("kept", {}).items():
-        if slug not in expected_slugs:
-            found.append(f"kept commit a reader would reject: {fix_id} {slug}")
+    wanted = [f for f in expect.fixes if f.safety != "advisory"]
+    for fix_id, entry in outcome.ledger.get("kept", {}).items():
+        if not any(f.slug == entry["slug"] and (not f.target or f.target in entry["files"]) for f in wanted):
+            where = ", ".join(entry["files"]) or "-"
+            found.append(f"kept commit a reader would reject: {fix_id} {entry['slug']} on {where}")
     return found
 
 

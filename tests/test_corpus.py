@@ -55,7 +55,7 @@ def test_scenario_expectation_is_complete(scenario):
         assert fix.codemod == "none" if fix.safety == "advisory" else fix.codemod in REGISTRY
 
 
-def _outcome(fired: list[str], planned: list[dict]) -> object:
+def _outcome(fired: list[str], planned: list[dict]) -> corpus.Outcome:
     outcome = corpus.Outcome("warp-example-wave", "cpu", [])
     outcome.fired = fired
     outcome.findings = {slug: {"status": "fired", "reason": "r", "evidence": []} for slug in fired}
@@ -80,6 +80,19 @@ def test_every_kind_of_disagreement_is_reported():
     found = corpus.disagreements(wave, _outcome(["precompiled-header"], [wrong_class, extra]))
     kinds = sorted(line.split(":")[0] for line in found)
     assert kinds == ["extra fix", "false diagnosis", "missed diagnosis", "wrong fix for unused-backward"]
+
+
+def test_a_kept_commit_on_a_file_the_expectation_does_not_name_is_rejected():
+    wave = next(s for s in SCENARIOS if s.name == "warp-example-wave")
+    planned = _planned("unused-backward", "module_options", "safe", ["example_wave.py"])
+    outcome = _outcome(["unused-backward"], [planned])
+    outcome.ledger = {
+        "kept": {
+            "F1": {"slug": "unused-backward", "reason": "", "files": ["example_wave.py"], "commit": "a"},
+            "F2": {"slug": "unused-backward", "reason": "", "files": ["other.py"], "commit": "b"},
+        }
+    }
+    assert corpus.disagreements(wave, outcome) == ["kept commit a reader would reject: F2 unused-backward on other.py"]
 
 
 @pytest.mark.slow
