@@ -12,6 +12,7 @@ A disagreement is a bug report against warp-fix, not against the expectation.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -149,9 +150,12 @@ def _installed_warp_version() -> str:
 
 def stage(scenario: Scenario, into: Path) -> Path:
     """Create the checkout: the project's own files, committed in a fresh git repository. Returns its root."""
+    recipe = scenario.staging
+    missing = [name for name in recipe.get("requires", []) if importlib.util.find_spec(name) is None]
+    if missing:
+        raise CorpusError(f"needs {', '.join(missing)} in this interpreter ({sys.executable}): pip install them first")
     repo = into / scenario.name
     repo.mkdir(parents=True)
-    recipe = scenario.staging
     kind = recipe["kind"]
     if kind == "wheel":
         with zipfile.ZipFile(_wheel(scenario.package, scenario.version)) as wheel:
