@@ -21,6 +21,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--device", default="cpu")
 wp.set_device(parser.parse_args().device)
 
+np.random.seed(0)  # warp-nn's initializers draw from NumPy's global generator: seed it for reproducible output
 rng = np.random.default_rng(0)
 inputs = wp.array(rng.standard_normal((64, 8)).astype(np.float32), dtype=float)
 targets = wp.array(rng.standard_normal((64, 1)).astype(np.float32), dtype=float)
