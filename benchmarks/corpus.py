@@ -142,7 +142,7 @@ def _warp_package_dir() -> Path:
     return Path(warp.__file__).resolve().parent
 
 
-def _installed_warp_version() -> str:
+def installed_warp_version() -> str:
     import warp
 
     return warp.__version__
@@ -162,8 +162,8 @@ def stage(scenario: Scenario, into: Path) -> Path:
             members = [m for m in wheel.namelist() if m.split("/", 1)[0] in recipe["packages"]]
             wheel.extractall(repo, members)
     elif kind == "warp-examples":
-        if scenario.version != _installed_warp_version():
-            raise CorpusError(f"needs warp-lang {scenario.version}, found {_installed_warp_version()}")
+        if scenario.version != installed_warp_version():
+            raise CorpusError(f"needs warp-lang {scenario.version}, found {installed_warp_version()}")
         source = _warp_package_dir()
         for name in recipe["files"]:
             shutil.copy2(source / name, repo / Path(name).name)

@@ -99,6 +99,8 @@ def test_a_kept_commit_on_a_file_the_expectation_does_not_name_is_rejected():
 @pytest.mark.parametrize("name", sorted(KNOWN))
 def test_warp_fix_agrees_on_small_cpu_scenario(name, tmp_path):
     scenario = next(s for s in SCENARIOS if s.name == name)
+    if corpus.installed_warp_version() != scenario.version:
+        pytest.skip(f"the expectation was written against warp-lang {scenario.version}")
     outcome = corpus.run_scenario(scenario, tmp_path, samples=1, with_apply=False, console=corpus.Console(quiet=True))
     assert not outcome.error, outcome.error
     found = set(outcome.disagreements)
