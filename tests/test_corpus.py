@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from codemods import REGISTRY
-from warp_fix.findings import SLUGS
+from warp_fix.mechanisms import SLUGS
 
 REPO = Path(__file__).resolve().parents[1]
 
