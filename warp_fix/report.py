@@ -253,6 +253,7 @@ class Sample:
     lto_artifacts: int
     warm_builds: int
     kernel_ms: float | None = None  # steady-state kernel time of the warm run (kernel timing on)
+    lto_builds: int = 0  # MathDx LTO builds the cold run compiled (events, not the artifacts left at exit)
 
 
 @dataclass
@@ -363,6 +364,7 @@ class Summary:
     lto_artifacts: int
     warm_builds: int
     kernel_ms: Stat | None = None  # steady-state kernel time over the warm runs (kernel timing on)
+    lto_builds: int = 0  # MathDx LTO builds the cold run compiled (from the first good sample)
 
 
 @dataclass

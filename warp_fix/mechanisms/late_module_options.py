@@ -18,14 +18,22 @@ class LateModuleOptions(Mechanism):
     CODEMODS = ("hoist_options",)
 
     def diagnose(self, inputs: Inputs) -> Finding:
-        changes = [c for c in inputs.report.trace.option_changes if c.kind != "config"]
-        late = [c for c in changes if c.target_loaded and c.target_has_kernels]
-        no_ops = [c for c in changes if not c.target_has_kernels]
+        own, library = [], []
+        for change in inputs.report.trace.option_changes:
+            if change.kind != "config":
+                (library if change.from_library else own).append(change)
+        targets_with_kernels = _modules_with_kernels(inputs)
+        no_ops = _once_per_site([c for c in own if c.target not in targets_with_kernels])
+        late = [c for c in own if c.target_loaded and c.target in targets_with_kernels]
         rebuilds = [r for r in inputs.rebuilds_because("option") if not _only_config(r)]
         evidence = [runtime(f"{c.target}: {c.values} after its first build", c.site, inputs) for c in late]
         evidence += [
-            runtime(f"{c.target}: {c.values} targets a module with no kernels (no effect)", c.site, inputs)
+            runtime(f"{c.target}: {c.values} targets a module that never gets kernels (no effect)", c.site, inputs)
             for c in no_ops
+        ]
+        evidence += [
+            runtime(f"{c.target}: {c.values} set by an installed package, not by the project", c.caller, inputs)
+            for c in _once_per_site(library)
         ]
         calls = []
         for change in late:
@@ -64,7 +72,8 @@ class LateModuleOptions(Mechanism):
         if not rebuilds and not late:
             reason = "no module's options changed after its first build"
             if no_ops:
-                reason += f"; {len(no_ops)} options call(s) target a module with no kernels (a no-op)"
+                where = ", ".join(f"{n['file'] or '?'}:{n['line']}" for n in noop_details)
+                reason += f"; options call(s) at {where} target a module with no kernels (a no-op)"
             return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence, details={"no_ops": noop_details})
         cost = sum(r.module_ms for r in rebuilds)
         return fired(
@@ -169,14 +178,70 @@ class LateModuleOptions(Mechanism):
             declined="depend(s) on runtime values",
         ),
         Example(
-            "an options call on a module without kernels (all its kernels are unique) is a no-op",
+            "an options call on a module that never gets kernels (all its kernels are unique) is a no-op",
             case.run(
-                builds=[case.build("sim")],
-                option_changes=[case.option_change("sim", {"fast_math": True}, has_kernels=False)],
+                builds=[case.build("sum_kernel_f099199d")],
+                option_changes=[
+                    case.option_change(
+                        "reducers.ops", {"enable_backward": False}, has_kernels=False,
+                        site=case.site("reducers/ops.py", 28, "forward_only"),
+                    )
+                ],
+                source=case.index(files=["reducers/ops.py"]),
             ),
             RULED_OUT,
         ),
+        Example(
+            "a call at the top of a script, before its kernels exist, reaches the module built later",
+            case.run(
+                builds=[case.build("__main__", options={"enable_backward": False})],
+                option_changes=[
+                    case.option_change(
+                        "__main__", {"enable_backward": False}, loaded=False, has_kernels=False,
+                        site=case.site("app.py", 8),
+                    )
+                ],
+            ),
+            RULED_OUT,
+            fixes=(),
+        ),
+        Example(
+            "`import warp.render` runs Warp's own options call on a loaded module: the package's business",
+            case.run(
+                builds=[case.build("__main__"), case.build("warp.render.render_opengl")],
+                option_changes=[
+                    case.option_change(
+                        "warp.render.render_opengl", {"enable_backward": False}, site=case.site("app.py", 6),
+                        library_caller=case.site("/venv/warp/_src/render/render_opengl.py", 30),
+                    )
+                ],
+            ),
+            RULED_OUT,
+            fixes=(),
+        ),
     )
+
+
+def _modules_with_kernels(inputs: Inputs) -> set[str]:
+    """Warp modules that were built or got a kernel at any time in the run.
+
+    Whether the target had kernels is recorded when the call runs, so a call at the top of a file, before
+    the file's kernels, would look like a no-op; the whole run decides instead.
+    """
+    trace = inputs.report.trace
+    return {b.module for b in trace.builds} | {d.module for d in trace.kernel_defs}
+
+
+def _once_per_site(changes: list) -> list:
+    """One change per (target, line that made it): a call in a loop or a function run twice is one call."""
+    seen, unique = set(), []
+    for change in changes:
+        where = change.caller or change.site
+        key = (change.target, where.file if where else None, where.line if where else None)
+        if key not in seen:
+            seen.add(key)
+            unique.append(change)
+    return unique
 
 
 def _only_config(rebuild) -> bool:

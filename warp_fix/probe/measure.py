@@ -163,6 +163,7 @@ def _sample(index, cold: ProcessRun, warm, cold_trace: Trace, warm_trace: Trace,
         lto_artifacts=inventory.lto_artifacts,
         warm_builds=sum(1 for b in warm_trace.builds if b.status == "compiled"),
         kernel_ms=round(sum(t.ms for t in warm_trace.kernel_times), 4) if warm_trace.kernel_times else None,
+        lto_builds=sum(1 for event in cold_trace.lto_builds if event.compiled is not False),
     )
 
 
@@ -237,6 +238,7 @@ def _summary(good: list[RunPair]) -> Summary:
         generated_source_bytes=first.sample.generated_source_bytes,
         lto_artifacts=first.sample.lto_artifacts,
         warm_builds=first.sample.warm_builds,
+        lto_builds=first.sample.lto_builds,
     )
 
 
