@@ -33,6 +33,8 @@ NUMERICS_OPTIONS = (
 # lto_builds counts MathDx builds as events of the cold run: a clear_lto_cache() in the run that makes a later
 # module link the same GEMM again leaves the artifacts at exit unchanged, but not this count.
 STRUCTURE_FIELDS = ("identities", "generated_source_bytes", "lto_artifacts", "lto_builds", "warm_builds")
+# Counted from the files a run left in its kernel cache directory: unknown when the run removed the directory.
+CACHE_INVENTORY_FIELDS = ("generated_source_bytes", "lto_artifacts")
 # Warp's generated source carries Python line numbers: moving a kernel a few lines changes its size by a
 # few bytes without changing what is compiled. Smaller source differences than this are not structure.
 SOURCE_BYTES_TOLERANCE = (0.005, 256)
@@ -147,7 +149,14 @@ def compare(
             notes.append(text + " (allowed)")
         else:
             reasons.append(text)
-    structure = {name: (getattr(before.summary, name), getattr(after.summary, name)) for name in STRUCTURE_FIELDS}
+    hidden = [r.label or which for r, which in ((before, "before"), (after, "after")) if _cache_gone(r)]
+    fields = [name for name in STRUCTURE_FIELDS if not (hidden and name in CACHE_INVENTORY_FIELDS)]
+    if hidden:
+        notes.append(
+            f"generated source bytes and LTO artifacts not compared: the {' and '.join(hidden)} run's kernel cache "
+            "directory was gone when it exited"
+        )
+    structure = {name: (getattr(before.summary, name), getattr(after.summary, name)) for name in fields}
     timing = [
         _delta("cold module work", before.summary.cold_module_ms, after.summary.cold_module_ms),
         _delta("compile elapsed", before.summary.compile_elapsed_ms, after.summary.compile_elapsed_ms),
@@ -169,7 +178,7 @@ def compare(
         output_rules=output.rules,
     )
     moved = comparison._moved()
-    same_shape = moved["identities"] == 0 and moved["generated_source_bytes"] == 0
+    same_shape = moved["identities"] == 0 and moved.get("generated_source_bytes", 0) == 0
     judged = timing[1] if same_shape else timing[0]
     if comparison.structure_mixed:
         notes.append("structure mixed: " + ", ".join(f"{k} {'+' if v > 0 else '-'}" for k, v in moved.items() if v))
@@ -194,6 +203,12 @@ def _verdict(c: Comparison, judged: TimingDelta) -> str:
         return IMPROVED if judged.delta < 0 else REGRESSED
     c.reasons.append("no structural change and " + judged.line())
     return INCONCLUSIVE
+
+
+def _cache_gone(report: Report) -> bool:
+    """The cold run's cache directory did not outlive it: what it held (source, LTO files) was never counted."""
+    evidence = report.cache_dir_evidence
+    return evidence is not None and evidence.cold is not None and not evidence.cold_exists_after
 
 
 def _invalid(reason: str) -> Comparison:

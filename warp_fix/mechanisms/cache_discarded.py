@@ -32,8 +32,11 @@ class CacheDiscarded(Mechanism):
         evidence = []
         if per_run:
             evidence.append(Evidence("runtime", per_run))
+        harmless: set[tuple[str | None, int]] = set()  # ran, but did not defeat the cache (a lasting directory)
         for op in report.trace.cache_ops:
             if op.kind == "kernel_cache_dir" and not _destroys(op, report):
+                if op.site is not None:
+                    harmless.add((inputs.repo_file(op.site.file), op.site.line))
                 continue
             evidence.append(runtime(f"{op.kind}({'' if op.value is None else op.value}) ran", op.site, inputs))
             if op.site is not None and (file := inputs.repo_file(op.site.file)):
@@ -42,18 +45,14 @@ class CacheDiscarded(Mechanism):
         for operation in inputs.index.cache_operations:
             if not operation.in_repo:
                 continue
-            if (operation.file, operation.line) in executed and not is_maintenance(operation):
+            ran = (operation.file, operation.line) in executed
+            if ran and not is_maintenance(operation, ran):
                 incidental.append(operation)
                 helpers.update(_helper_of(operation))
-            elif is_maintenance(operation) or (operation.file, operation.line) not in executed:
+            elif (operation.file, operation.line) not in harmless:
                 maintenance.append(operation)
-                evidence.append(
-                    static(
-                        f"{operation.kind} kept: maintenance path, not in the measured run",
-                        operation.file,
-                        operation.line,
-                    )
-                )
+                where = "guarded maintenance path" if ran else "maintenance path, not in the measured run"
+                evidence.append(static(f"{operation.kind} kept: {where}", operation.file, operation.line))
         cleared = inputs.rebuilds_because("cache-cleared")
         for rebuild in cleared:
             for reason in rebuild.reasons:
@@ -248,11 +247,15 @@ class CacheDiscarded(Mechanism):
     )
 
 
-def is_maintenance(operation) -> bool:
-    """A clear that someone asked for (a --rebuild flag, a documented maintenance function)."""
+def is_maintenance(operation, ran: bool = False) -> bool:
+    """A clear that someone asked for (a --rebuild flag, a documented maintenance function).
+
+    A statement the measured run executed is judged by its guard and its function's name only: a helper run at
+    every start whose docstring says it "keeps $HOME clean" is no maintenance path.
+    """
     if operation.maintenance_guard:
         return True
-    texts = [operation.function or "", operation.function_doc or ""]
+    texts = [operation.function or ""] + ([] if ran else [operation.function_doc or ""])
     return any(MAINTENANCE_WORDS.search(text) for text in texts)
 
 
