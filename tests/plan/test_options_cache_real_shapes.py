@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from codemods import run_codemod
 from tests.apply.conftest import PYTHON, git, init_repo
 from tests.conftest import FIXTURES
 from warp_fix.apply import build_request, run_apply
@@ -126,3 +127,15 @@ def test_a_call_run_twice_is_still_one_no_op(tmp_path):
     assert sum(c.target == "reducers.ops" for c in report.trace.option_changes) == 3
     found = finding(make_plan(report, app), "late-module-options")
     assert len(found.details["no_ops"]) == 1
+
+
+def test_config_moved_to_the_entry_point_is_not_flagged_again(tmp_path):
+    app = tmp_path / "boids"
+    shutil.copytree(FIXTURES / "config_after_import", app, ignore=shutil.ignore_patterns("__pycache__"))
+    command = [PYTHON, "-m", "boids"]
+    before = make_plan(measure(command, app, samples=1), app)
+    assert finding(before, "config-after-import").status == "fired"
+    (fix,) = fixes(before, "config-after-import")
+    run_codemod(fix.codemod, app, fix.args)
+    after = make_plan(measure(command, app, samples=1), app)
+    assert finding(after, "config-after-import").status == "ruled-out"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
@@ -22,11 +22,12 @@ class ConfigAfterImport(Mechanism):
     def diagnose(self, inputs: Inputs) -> Finding:
         ignored = []
         evidence = []
+        project = _project_modules(inputs)
         for change in inputs.report.trace.option_changes:
             if change.kind != "config":
                 continue
             for key, value in change.values.items():
-                stale = [m for m in change.modules_existing if not m.startswith("warp.")]
+                stale = [m for m in change.modules_existing if project(m)]
                 if key in CREATION_TIME_OPTIONS and stale:
                     evidence.append(
                         runtime(
@@ -125,6 +126,24 @@ class ConfigAfterImport(Mechanism):
             declined="no entry point was found",
         ),
         Example(
+            "set after an installed library's kernels were created, before any module of the project",
+            case.run(
+                builds=[case.build("sim.solver")],
+                kernel_defs=[
+                    case.kernel_def("integrate", "sim.solver", site=case.site("sim/solver.py", 8)),
+                    case.kernel_def("spmv", "fluidlib.ops", site=case.site("/venv/fluidlib/ops.py", 20)),
+                ],
+                option_changes=[
+                    case.option_change(
+                        "warp.config", {"enable_backward": False}, kind="config", modules_existing=["fluidlib.ops"],
+                        site=case.site("app/__main__.py", 3),
+                    )
+                ],
+                source=case.index(files=["app/__main__.py", "sim/solver.py"]),
+            ),
+            RULED_OUT,
+        ),
+        Example(
             "wp.config.enable_backward set before any module existed",
             case.run(
                 builds=[case.build("sim.solver")],
@@ -137,4 +156,25 @@ class ConfigAfterImport(Mechanism):
     )
 
 
+def _project_modules(inputs: Inputs) -> Callable[[str], bool]:
+    """Whether a Warp module holds kernels of the project (its files are in the repository).
 
+    An installed library imported before the setting (Warp's own modules included) is not the project's to
+    reorder: the entry-point fix goes before the first project import, so those modules would be flagged
+    again after it was kept. A module whose files the run did not record counts as the project's.
+    """
+    trace = inputs.report.trace
+    files: dict[str, set[str]] = {}
+    for kernel in trace.kernel_defs:
+        if kernel.site is not None:
+            files.setdefault(kernel.module, set()).add(kernel.site.file)
+    for build in trace.builds:
+        files.setdefault(build.module, set()).update(build.source_files)
+
+    def of_project(module: str) -> bool:
+        if module.startswith("warp."):
+            return False
+        known = files.get(module)
+        return not known or any(inputs.repo_file(file) for file in known)
+
+    return of_project
