@@ -6,7 +6,14 @@ from collections.abc import Callable, Iterator
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import entry_file, fired, first_project_import, ruled_out, runtime
+from warp_fix.mechanisms._common import (
+    entry_file,
+    fired,
+    first_project_import,
+    option_origin,
+    ruled_out,
+    runtime,
+)
 from warp_fix.model import CONSENT, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
 from warp_fix.probe.inject._warp_fix_tracer import CREATION_TIME_OPTIONS  # the tracer's own list
 from warp_fix.scan.index import EntryPoint, ImportSite
@@ -42,6 +49,7 @@ class ConfigAfterImport(Mechanism):
                             "file": inputs.repo_file(change.site.file) if change.site else None,
                             "line": change.site.line if change.site else None,
                             "function": change.site.function if change.site else None,
+                            "origins": {m: option_origin(inputs, m, key) for m in stale},
                         }
                     )
         if not ignored:
@@ -76,9 +84,11 @@ class ConfigAfterImport(Mechanism):
                 id="",
                 slug=finding.slug,
                 title=f"Set wp.config.{item['key']} before the modules it must reach exist",
-                description=f"wp.config.{item['key']} = {item['value']!r} ran after {', '.join(item['modules'])} "
-                "were created, so they silently kept the old value. Setting it right after `import warp` in the entry "
-                "point makes it take effect: this changes those modules' options, hence consent.",
+                description=f"wp.config.{item['key']} = {item['value']!r} at {item['file']}:{item['line']} ran after "
+                f"{', '.join(item['modules'])} were created, so they silently kept the old value ("
+                + "; ".join(f"{m}: {origin}" for m, origin in item.get("origins", {}).items())
+                + "). Setting it before the entry point's first project import makes it take effect: this changes "
+                "those modules' options, hence consent.",
                 safety=CONSENT,
                 codemod="config_at_entry",
                 args=args,

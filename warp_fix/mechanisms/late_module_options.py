@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
+from warp_fix.mechanisms._common import expected_effect, fired, ms, option_origin, ruled_out, runtime, static
 from warp_fix.model import CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 
 
@@ -55,6 +55,7 @@ class LateModuleOptions(Mechanism):
                     "non_constant_keys": list(call.non_constant_keys) if call else [],
                     "kind": change.kind,
                     "keys": sorted(change.values),
+                    "origins": {key: option_origin(inputs, change.target, key) for key in sorted(change.values)},
                     "differentiated": any(
                         launch.adjoint and launch.module == change.target for launch in inputs.report.trace.launches
                     ),
@@ -118,10 +119,12 @@ class LateModuleOptions(Mechanism):
                 f" Launches before the call ran with the old {', '.join(numerics)}; after the move every launch uses "
                 "the new value, which changes numerics: consent needed." if numerics else ""
             )
+            origins = "; ".join(f"{key} from {origin}" for key, origin in call.get("origins", {}).items())
             yield Fix(
                 id="", slug=finding.slug, title=f"Set {call['module']} options before its first build",
                 description=f"Moves the constant options call out of {call['function']}() to module scope, so module "
-                f"{call['module']} is built once with its final options instead of twice." + consent,
+                f"{call['module']} is built once with its final options instead of twice"
+                + (f" (its first build took {origins})." if origins else ".") + consent,
                 safety=CONSENT if numerics else SAFE, codemod="hoist_options",
                 args={"file": call["file"], "function": call["function"], "line": call["line"]},
                 files=[call["file"]], lines=[where], expected=expected_effect(finding),
