@@ -9,7 +9,7 @@ from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, ms, ruled_out, runtime, static
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Evidence, Finding, Fix, NotProposed, Proposal
-from warp_fix.report import CacheDirEvidence, CacheOp, Report, Trace
+from warp_fix.report import CacheDirEvidence, CacheOp, Rebuild, Report, Trace
 from warp_fix.scan.index import CacheOperation, Value
 
 MAINTENANCE_WORDS = re.compile(r"rebuild|maint|clean|purge|reset|invalidate|wipe", re.IGNORECASE)
@@ -59,6 +59,7 @@ class CacheDiscarded(Mechanism):
                 if reason.kind == "cache-cleared":
                     evidence.append(runtime(f"{rebuild.module}: {reason.detail}", reason.site, inputs))
         relinks = lto_relinks(report.trace)
+        rebuilt = [r for r in cleared if not _relink_only(r)]  # the module itself compiled again
         cold_cost = sum(r.module_ms for r in cleared)
         warm = summary.warm_builds if summary else 0
         if not warm and not incidental and not cleared:
@@ -71,10 +72,11 @@ class CacheDiscarded(Mechanism):
             parts.append(f"the warm run still compiled {warm} module(s) ({ms(warm_cost)})")
         if cleared:
             cold = summary.cold_module_ms.median if summary else 0.0
+            redone = [f"compile {len(rebuilt)} module(s) again"] if rebuilt else []
+            redone += [f"link {relinks} MathDx LTO build(s) again"] if relinks else []
             parts.append(
-                f"a cache clear in the run made the cold run build {len(cleared)} module(s) again"
-                + (f", {relinks} MathDx LTO link(s) among them" if relinks else "")
-                + f" ({ms(cold_cost)} of {ms(cold)} cold module work)"
+                f"a cache clear in the run made the cold run {' and '.join(redone) or 'build again'}"
+                f" ({ms(cold_cost)} of {ms(cold)} cold module work)"
             )
         if not parts:
             parts.append(f"{len(incidental)} cache-destroying statement(s) ran")
@@ -95,7 +97,7 @@ class CacheDiscarded(Mechanism):
                 "helpers": sorted(helpers),
                 "warm_builds": warm,
                 "warm_ms": warm_cost,
-                "cold_rebuilds": len(cleared),
+                "cold_rebuilds": len(rebuilt),
                 "lto_relinks": relinks,
                 "cold_ms": cold_cost,
             },
@@ -279,6 +281,12 @@ def _destroys(op: CacheOp, report: Report) -> bool:
     return isinstance(op.value, str) and ("<private>" in op.value or "/tmp" in op.value or "Temp" in op.value)
 
 
+def _relink_only(rebuild: Rebuild) -> bool:
+    """A build whose only cache-cleared reasons are MathDx links done again (the module was not rebuilt)."""
+    cleared = [reason for reason in rebuild.reasons if reason.kind == "cache-cleared"]
+    return rebuild.from_hash == rebuild.to_hash and all(r.detail.startswith("MathDx LTO") for r in cleared)
+
+
 def lto_relinks(trace: Trace) -> int:
     """MathDx LTO symbols compiled again in one run: Warp links each once per cache, unless a clear threw it away."""
     compiled = [event.symbol for event in trace.lto_builds if event.compiled and event.symbol]
@@ -305,11 +313,8 @@ def _expected(details: dict) -> str:
             f"the warm start compiles {details['warm_builds']} fewer module(s) (~{details['warm_ms']:,.0f} ms of "
             "warm module work)"
         )
-    if details.get("cold_rebuilds"):
-        relinks = details.get("lto_relinks", 0)
-        parts.append(
-            f"the cold start builds {details['cold_rebuilds']} module(s) once instead of twice"
-            + (f", {relinks} fewer MathDx LTO link(s)" if relinks else "")
-            + f" (~{details['cold_ms']:,.0f} ms of cold module work)"
-        )
+    fewer = [f"{details['cold_rebuilds']} fewer module compile(s)"] if details.get("cold_rebuilds") else []
+    fewer += [f"{details['lto_relinks']} fewer MathDx LTO link(s)"] if details.get("lto_relinks") else []
+    if fewer:
+        parts.append(f"the cold start does {' and '.join(fewer)} (~{details['cold_ms']:,.0f} ms of cold module work)")
     return "; ".join(parts) or "no measured cost attached (untested estimate: small)"
