@@ -25,7 +25,10 @@ class LateModuleOptions(Mechanism):
         targets_with_kernels = _modules_with_kernels(inputs)
         no_ops = _once_per_site([c for c in own if c.target not in targets_with_kernels])
         late = [c for c in own if c.target_loaded and c.target in targets_with_kernels]
-        rebuilds = [r for r in inputs.rebuilds_because("option") if not _only_config(r)]
+        library_only = {c.target for c in library} - {c.target for c in own}  # a package's own modules
+        rebuilds = [
+            r for r in inputs.rebuilds_because("option") if not _only_config(r) and r.module not in library_only
+        ]
         evidence = [runtime(f"{c.target}: {c.values} after its first build", c.site, inputs) for c in late]
         evidence += [
             runtime(f"{c.target}: {c.values} targets a module that never gets kernels (no effect)", c.site, inputs)
@@ -209,13 +212,14 @@ class LateModuleOptions(Mechanism):
             fixes=(),
         ),
         Example(
-            "`import warp.render` runs Warp's own options call on a loaded module: the package's business",
+            "an installed package's own options call rebuilt its module: the package's business, not the project's",
             case.run(
-                builds=[case.build("__main__"), case.build("warp.render.render_opengl")],
+                builds=[case.build("__main__"), case.build("fluidlib.ops"), case.build("fluidlib.ops")],
+                rebuilds=[case.rebuild("fluidlib.ops", "option", "option enable_backward: True -> False")],
                 option_changes=[
                     case.option_change(
-                        "warp.render.render_opengl", {"enable_backward": False}, site=case.site("app.py", 6),
-                        library_caller=case.site("/venv/warp/_src/render/render_opengl.py", 30),
+                        "fluidlib.ops", {"enable_backward": False}, site=case.site("app.py", 6),
+                        library_caller=case.site("/venv/fluidlib/ops.py", 30),
                     )
                 ],
             ),
