@@ -104,38 +104,42 @@ class CacheDiscarded(Mechanism):
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+        """One fix for every statement that ran: removing only some of them leaves the cache discarded."""
         details = finding.details
-        sites = details.get("sites", [])
-        protected = sorted({m["function"] for m in details.get("maintenance", []) if m.get("function")})
-        by_file: dict[str, list[int]] = {}
-        for site in sites:
-            by_file.setdefault(site["file"], []).append(site["line"])
-        for file, lines in by_file.items():
-            args = {"file": file, "lines": sorted(lines), "protected_functions": protected}
-            if details.get("helpers"):
-                args["helpers"] = details["helpers"]
-            yield Fix(
-                id="",
-                slug=finding.slug,
-                title="Keep Warp's kernel cache between runs",
-                description="Removes statements in the run path that clear or bypass Warp's kernel cache, so a "
-                "second start reuses what the first compiled. Maintenance paths "
-                f"({', '.join(protected) or 'none found'}) keep clearing.",
-                safety=SAFE,
-                codemod="keep_cache",
-                args=args,
-                files=[file],
-                lines=[f"{file}:{line}" for line in sorted(lines)],
-                expected=_expected(details),
-                expected_builds_removed=finding.extra_builds,
-                expected_ms=finding.cost_ms,
-            )
-        if not by_file:
+        sites = sorted({(site["file"], site["line"]) for site in details.get("sites", [])})
+        if not sites:
             yield NotProposed(
                 finding.slug,
                 "the cache is discarded, but no statement in the repository was seen doing "
                 "it in the measured run (an environment setting or library code?)",
             )
+            return
+        protected = sorted({m["function"] for m in details.get("maintenance", []) if m.get("function")})
+        files = sorted({file for file, _ in sites})
+        args: dict = (
+            {"file": files[0], "lines": [line for _, line in sites]}
+            if len(files) == 1
+            else {"sites": [{"file": file, "line": line} for file, line in sites]}
+        )
+        args["protected_functions"] = protected
+        if details.get("helpers"):
+            args["helpers"] = details["helpers"]
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title="Keep Warp's kernel cache between runs",
+            description="Removes statements in the run path that clear or bypass Warp's kernel cache, so a "
+            "second start reuses what the first compiled. Maintenance paths "
+            f"({', '.join(protected) or 'none found'}) keep clearing.",
+            safety=SAFE,
+            codemod="keep_cache",
+            args=args,
+            files=files,
+            lines=[f"{file}:{line}" for file, line in sites],
+            expected=_expected(details),
+            expected_builds_removed=finding.extra_builds,
+            expected_ms=finding.cost_ms,
+        )
 
     EXAMPLES = (
         Example(
@@ -179,6 +183,31 @@ class CacheDiscarded(Mechanism):
                             file="heatgrid/env.py", line=13, function="use_private_kernel_cache",
                             kind="config.kernel_cache_dir", value=Value("path", False),
                         )
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(("keep_cache", SAFE),),
+        ),
+        Example(
+            "a per-run directory set in one file and a clear at start in another: one fix for both",
+            case.run(
+                builds=[case.build("app.sim")],
+                cache_ops=[
+                    case.cache_op("kernel_cache_dir", "/tmp/app-1", site=case.site("app/env.py", 6)),
+                    case.cache_op("clear_kernel_cache", site=case.site("app/__main__.py", 9, "main")),
+                ],
+                cache_dirs=CacheDirEvidence(
+                    cold="/tmp/app-1", warm="/tmp/app-2", cold_exists_after=False, warm_exists_after=False,
+                    per_run=True,
+                ),
+                warm_builds=1,
+                warm_module_ms=100.0,
+                source=case.index(
+                    files=["app/env.py", "app/__main__.py"],
+                    cache_operations=[
+                        CacheOperation(file="app/env.py", line=6, kind="config.kernel_cache_dir"),
+                        CacheOperation(file="app/__main__.py", line=9, function="main", kind="clear_kernel_cache"),
                     ],
                 ),
             ),
