@@ -139,3 +139,10 @@ def test_config_moved_to_the_entry_point_is_not_flagged_again(tmp_path):
     run_codemod(fix.codemod, app, fix.args)
     after = make_plan(measure(command, app, samples=1), app)
     assert finding(after, "config-after-import").status == "ruled-out"
+
+
+def test_precompiled_headers_off_names_the_line_that_set_it(plan_of):
+    found = finding(plan_of("precompiled_header"), "precompiled-header")
+    assert found.status == "fired"
+    assert found.reason.endswith("(set by wp.config at wavefield/__main__.py:5)")
+    assert [(e.file, e.line) for e in found.evidence] == [("wavefield/__main__.py", 5)]
