@@ -98,6 +98,12 @@ class LateModuleOptions(Mechanism):
                 "holds no kernels: a no-op. Making it effective would change the kernels' numerics, so it is left "
                 "for you to decide.",
             )
+        if not finding.details.get("calls"):
+            yield NotProposed(
+                finding.slug,
+                "the options change behind the rebuild was not traced to an options call of the project "
+                "(why-rebuilt names what is known)",
+            )
         seen = set()
         for call in finding.details.get("calls", []):
             where = f"{call['file']}:{call['line']}"
@@ -182,6 +188,16 @@ class LateModuleOptions(Mechanism):
             FIRED,
             fixes=(),
             declined="depend(s) on runtime values",
+        ),
+        Example(
+            "a module rebuilt for an option change that no traced call of the project made",
+            case.run(
+                builds=[case.build("sim"), case.build("sim", options={"max_unroll": 4})],
+                rebuilds=[case.rebuild("sim", "option", "option max_unroll: 16 -> 4")],
+            ),
+            FIRED,
+            fixes=(),
+            declined="not traced to an options call",
         ),
         Example(
             "an options call on a module that never gets kernels (all its kernels are unique) is a no-op",

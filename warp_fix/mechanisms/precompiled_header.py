@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, option_origin, ruled_out, runtime
-from warp_fix.model import ADVISORY, FIRED, RULED_OUT, Finding, Fix, Proposal
+from warp_fix.model import ADVISORY, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
 from warp_fix.scan.index import ConfigAssignment, Value
 
 
@@ -71,6 +71,12 @@ class PrecompiledHeader(Mechanism):
                 lines=[f"{item['file']}:{item['line']}"],
                 expected="untested estimate: most of the per-module native compile time on CPU",
             )
+        if not finding.details.get("assignments"):
+            yield NotProposed(
+                finding.slug,
+                "no statement of the repository sets wp.config.use_precompiled_headers = False "
+                "(an installed package or the environment does): nothing of the project to change",
+            )
 
     EXAMPLES = (
         Example(
@@ -88,6 +94,13 @@ class PrecompiledHeader(Mechanism):
             ),
             FIRED,
             fixes=((None, ADVISORY),),
+        ),
+        Example(
+            "precompiled headers off, but no statement of the repository turns them off",
+            case.run(builds=[case.build("sim", options={"use_precompiled_headers": False})]),
+            FIRED,
+            fixes=(),
+            declined="nothing of the project to change",
         ),
         Example(
             "CUDA builds without precompiled headers on toolkit 13, which ignores the setting",
