@@ -1,6 +1,6 @@
 """Verdicts between two Reports: same workload, same output, same effective options, and a real gain.
 
-Structure (identities, generated source, LTO artifacts, warm builds) does not
+Structure (identities, generated source, LTO artifacts and builds, warm builds) does not
 vary with machine load, so it decides first; timing confirms, and a timing
 difference inside the noise band is inconclusive. A structural win that timing
 contradicts beyond the noise band is not a win: it is inconclusive until more
@@ -33,7 +33,11 @@ NUMERICS_OPTIONS = (
     "deterministic",
     "enable_backward",
 )
-STRUCTURE_FIELDS = ("identities", "generated_source_bytes", "lto_artifacts", "warm_builds")
+# lto_builds counts MathDx builds as events of the cold run: a clear_lto_cache() in the run that makes a later
+# module link the same GEMM again leaves the artifacts at exit unchanged, but not this count.
+STRUCTURE_FIELDS = ("identities", "generated_source_bytes", "lto_artifacts", "lto_builds", "warm_builds")
+# Counted from the files a run left in its kernel cache directory: unknown when the run removed the directory.
+CACHE_INVENTORY_FIELDS = ("generated_source_bytes", "lto_artifacts")
 # Warp's generated source carries Python line numbers: moving a kernel a few lines changes its size by a
 # few bytes without changing what is compiled. Smaller source differences than this are not structure.
 # Renamed kernel keys are taken out before this margin applies (see Comparison.renamed_bytes).
@@ -181,7 +185,14 @@ def compare(
             notes.append(text + " (allowed)")
         else:
             reasons.append(text)
-    structure = {name: (getattr(before.summary, name), getattr(after.summary, name)) for name in STRUCTURE_FIELDS}
+    hidden = [r.label or which for r, which in ((before, "before"), (after, "after")) if _cache_gone(r)]
+    fields = [name for name in STRUCTURE_FIELDS if not (hidden and name in CACHE_INVENTORY_FIELDS)]
+    if hidden:
+        notes.append(
+            f"generated source bytes and LTO artifacts not compared: the {' and '.join(hidden)} run's kernel cache "
+            "directory was gone when it exited"
+        )
+    structure = {name: (getattr(before.summary, name), getattr(after.summary, name)) for name in fields}
     history = [r for r in accepted_history if r is not before and r.summary is not None]
     source = "the accepted state so far and this candidate" if history else "the two reports"
     timing = [_delta(m, attr, before, after, history, source) for m, attr in TIMING_METRICS]
@@ -204,7 +215,7 @@ def compare(
     )
     _note_renamed_source(comparison)
     moved = comparison._moved()
-    same_shape = moved["identities"] == 0 and moved["generated_source_bytes"] == 0
+    same_shape = moved["identities"] == 0 and moved.get("generated_source_bytes", 0) == 0
     judged = timing[1] if same_shape and not timing[1].not_applicable else timing[0]
     if comparison.structure_mixed:
         notes.append("structure mixed: " + ", ".join(f"{k} {'+' if v > 0 else '-'}" for k, v in moved.items() if v))
@@ -214,6 +225,8 @@ def compare(
 
 
 def _note_renamed_source(c: Comparison) -> None:
+    if "generated_source_bytes" not in c.structure:  # not compared: a run deleted its kernel cache
+        return
     before, after = c.structure["generated_source_bytes"]
     explained = c.renamed_bytes()
     if before == after or explained == 0:
@@ -250,6 +263,12 @@ def _verdict(c: Comparison, judged: TimingDelta) -> str:
         return IMPROVED if judged.delta < 0 else REGRESSED
     c.reasons.append("no structural change and " + judged.line())
     return INCONCLUSIVE
+
+
+def _cache_gone(report: Report) -> bool:
+    """The cold run's cache directory did not outlive it: what it held (source, LTO files) was never counted."""
+    evidence = report.cache_dir_evidence
+    return evidence is not None and evidence.cold is not None and not evidence.cold_exists_after
 
 
 def _invalid(reason: str) -> Comparison:

@@ -32,7 +32,10 @@ def make_plan(
         if finding.status != FIRED:
             plan.not_proposed.append(NotProposed(mechanism.SLUG, f"{finding.status}: {finding.reason}"))
             continue
-        for item in mechanism.propose(finding, inputs):
+        proposals = list(mechanism.propose(finding, inputs))
+        if not proposals:  # a fired finding always says what is done about it, in the same view
+            proposals = [NotProposed(mechanism.SLUG, f"fired ({finding.reason}), but no fix of the code applies")]
+        for item in proposals:
             if isinstance(item, NotProposed):
                 plan.not_proposed.append(item)
                 continue

@@ -257,6 +257,7 @@ class Sample:
     # changes the source size by its length difference times this, without changing what is compiled.
     # Empty: not counted (log-parsed builds, older reports).
     kernel_key_uses: dict[str, int] = field(default_factory=dict)
+    lto_builds: int = 0  # MathDx LTO builds the cold run compiled (events, not the artifacts left at exit)
 
 
 @dataclass
@@ -371,6 +372,7 @@ class Summary:
     # Why compile elapsed (cold wall - warm wall) means nothing here, e.g. the warm run compiled too; "" when
     # it is meaningful. With a reason, compile_elapsed_ms holds no values.
     compile_elapsed_na: str = ""
+    lto_builds: int = 0  # MathDx LTO builds the cold run compiled (from the first good sample)
 
 
 @dataclass

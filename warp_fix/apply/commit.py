@@ -41,6 +41,7 @@ def trailers(fix: Fix, numbers: Numbers) -> str:
         ("generated_source_bytes", "Source-Bytes"),
         ("warm_builds", "Warm-Builds"),
         ("lto_artifacts", "LTO-Artifacts"),
+        ("lto_builds", "LTO-Builds"),
     ):
         if field_name in numbers.structure:
             before, after = numbers.structure[field_name]
@@ -59,6 +60,7 @@ def _measurements(n: Numbers, sampling: str) -> str:
         "generated_source_bytes": "generated source bytes",
         "warm_builds": "warm builds",
         "lto_artifacts": "LTO artifacts",
+        "lto_builds": "MathDx LTO builds",
     }
     for key, label in labels.items():
         if key in n.structure:

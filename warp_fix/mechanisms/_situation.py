@@ -12,6 +12,7 @@ from typing import Any
 from warp_fix.mechanisms._base import Inputs
 from warp_fix.report import (
     SCHEMA_VERSION,
+    CacheDirEvidence,
     CacheOp,
     KernelDef,
     KernelSource,
@@ -121,10 +122,13 @@ def option_change(
     has_kernels: bool = True,
     modules_existing: Sequence[str] = (),
     site: Site | None = None,
+    library_caller: Site | None = None,
 ) -> OptionChange:
+    """`library_caller`: the call was made inside an installed package, at that line (`site` led there)."""
     return OptionChange(
         seq=0, t_ms=0.0, kind=kind, target=target, values=values, old_values={}, target_loaded=loaded,
         target_has_kernels=has_kernels, modules_existing=list(modules_existing), site=site,
+        caller=library_caller or site, from_library=library_caller is not None,
     )
 
 
@@ -200,6 +204,7 @@ def run(
     cuda_toolkit: str = "",
     source: SourceIndex | None = None,
     command: Sequence[str] = ("python", "-m", "app"),
+    cache_dirs: CacheDirEvidence | None = None,
     **summary: Any,
 ) -> Inputs:
     """The Inputs of one measured run; `summary` overrides Summary fields (floats become one-sample Stats)."""
@@ -220,6 +225,6 @@ def run(
         schema_version=SCHEMA_VERSION, command=list(command), cwd=ROOT, label=None, warp_version="1.19.0",
         backend="cpu" if all(b.device == "cpu" for b in builds) else "cuda", samples=[], summary=Summary(**fields),
         trace=trace, warm_trace=Trace(), rebuilds=list(rebuilds),
-        output=Output(sha256="", head="", bytes=0, exit_code=0, deterministic=None),
+        output=Output(sha256="", head="", bytes=0, exit_code=0, deterministic=None), cache_dir_evidence=cache_dirs,
     )
     return Inputs(report, source if source is not None else index())

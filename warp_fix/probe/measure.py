@@ -168,6 +168,7 @@ def _sample(
         warm_builds=sum(1 for b in warm_trace.builds if b.status == "compiled"),
         kernel_ms=round(sum(t.ms for t in warm_trace.kernel_times), 4) if warm_trace.kernel_times else None,
         kernel_key_uses=key_uses,
+        lto_builds=sum(1 for event in cold_trace.lto_builds if event.compiled is not False),
     )
 
 
@@ -243,6 +244,7 @@ def _summary(good: list[RunPair]) -> Summary:
         lto_artifacts=first.sample.lto_artifacts,
         warm_builds=first.sample.warm_builds,
         kernel_key_uses=first.sample.kernel_key_uses,
+        lto_builds=first.sample.lto_builds,
     )
 
 
