@@ -58,6 +58,7 @@ class TimingDelta:
     band: float
     band_how: str = ""  # how the band was estimated: which runs, what spread
     not_applicable: str = ""  # why this metric means nothing here (compile elapsed when the warm run compiled)
+    spread_seen: bool = True  # some code state was measured more than once: the band rests on observed noise
 
     @property
     def significant(self) -> bool:
@@ -254,6 +255,9 @@ def _verdict(c: Comparison, judged: TimingDelta) -> str:
         shrunk = [k for k, v in c._moved().items() if v < 0]
         c.reasons.append("structure shrank: " + ", ".join(shrunk))
         if judged.significant and judged.delta > 0:
+            if not judged.spread_seen:  # one run per state: no noise estimate to say the slowdown is real
+                c.notes.append(f"timing disagrees from single runs, too few to contradict structure: {judged.line()}")
+                return IMPROVED
             c.contradiction = f"timing contradicts the structural win: {judged.line()}"
             c.reasons.append(c.contradiction)
             return INCONCLUSIVE
@@ -287,8 +291,10 @@ def _delta(metric: str, attr: str, before: Report, after: Report, history: list[
             else ("after", a_summary.compile_elapsed_na)
         )
         return TimingDelta(metric, b, a, 0.0, 0.0, not_applicable=f"{which}: {why}")
-    band = estimate_band([*_runs_by_state(attr, before, history), a.values], b.median, source)
-    return TimingDelta(metric, b, a, round(a.median - b.median, 3), round(band.value, 3), band.how)
+    runs = [*_runs_by_state(attr, before, history), a.values]
+    band = estimate_band(runs, b.median, source)
+    spread_seen = any(len(values) > 1 for values in runs)
+    return TimingDelta(metric, b, a, round(a.median - b.median, 3), round(band.value, 3), band.how, "", spread_seen)
 
 
 def _runs_by_state(attr: str, before: Report, history: list[Report]) -> list[list[float]]:

@@ -167,6 +167,13 @@ def test_structural_win_contradicted_by_timing_is_not_improved():
     assert not budget.decisive(c)
 
 
+def test_single_runs_with_no_spread_seen_cannot_contradict_structure():
+    """Two one-sample reports show no noise at all: a slower run there is not evidence against fewer builds."""
+    c = compare(report(3492.0), report(4541.0, source=30_000))
+    assert c.verdict == IMPROVED and not c.contradiction
+    assert any(note.startswith("timing disagrees from single runs") for note in c.notes)
+
+
 def test_structural_win_with_worse_timing_inside_the_band_is_kept():
     baseline = report(3300.0, 3700.0)
     c = compare(report(3500.0), report(3600.0, source=30_000), accepted_history=[baseline])
