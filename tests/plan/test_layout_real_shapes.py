@@ -116,10 +116,7 @@ def test_fixes_of_one_mechanism_and_target_module_are_one_fix():
 
 def test_merging_two_or_three_modules_is_kept_as_one_commit(tmp_path):
     """apply for real: the three stages of one lifecycle become one module; one commit, fewer identities."""
-    source = FIXTURES / "lifecycle_modules"
-    files = {p.relative_to(source).as_posix(): p.read_text() for p in source.rglob("*.py")}
-    files["pyproject.toml"] = (source / "pyproject.toml").read_text()
-    repo = init_repo(tmp_path / "grading", files)
+    repo = _fixture_repo(tmp_path, "lifecycle_modules", "grading")
     request = build_request(
         command=[PYTHON, "-m", "grading"], cwd=repo, branch="wf/layout", samples=1, only=["granular-modules"],
         test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
@@ -132,3 +129,28 @@ def test_merging_two_or_three_modules_is_kept_as_one_commit(tmp_path):
     assert git(repo, "rev-list", "--count", "main..wf/layout") == "1"
     changed = git(repo, "diff", "--name-only", "main..wf/layout").split()
     assert changed == ["grading/curve.py", "grading/grain.py", "grading/lift.py"]
+
+
+def test_two_factories_given_one_module_are_one_commit(tmp_path):
+    """apply for real: the drop_unique fix naming both stage factories lands as one commit; the optional shader
+    file is never edited."""
+    repo = _fixture_repo(tmp_path, "plugin_dispatch", "shading")
+    request = build_request(
+        command=[PYTHON, "-m", "shading"], cwd=repo, branch="wf/layout", samples=1, only=["unique-on-stable"],
+        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
+    )
+    result = run_apply(request)
+    (grouped,) = [e for e in result.ledger.entries if e.title.startswith("Build the stable kernels of")]
+    assert grouped.outcome == KEPT, grouped.reason
+    assert git(repo, "show", "--name-only", "--format=", grouped.commit).split() == ["shading/stages.py"]
+    diff = git(repo, "show", "--format=", grouped.commit)
+    assert diff.count('-    @wp.kernel(module="unique")') == 2
+    assert "shading/shaders.py" not in git(repo, "diff", "--name-only", "main..wf/layout")
+
+
+def _fixture_repo(tmp_path, fixture: str, name: str):
+    """A git repository holding a copy of the fixture app (its sources, tests and pyproject.toml)."""
+    source = FIXTURES / fixture
+    files = {p.relative_to(source).as_posix(): p.read_text() for p in source.rglob("*.py")}
+    files["pyproject.toml"] = (source / "pyproject.toml").read_text()
+    return init_repo(tmp_path / name, files)
