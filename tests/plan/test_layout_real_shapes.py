@@ -78,10 +78,12 @@ def test_renamed_kernel_made_by_a_call_is_proposed_and_two_factories_are_one_fix
 
 def test_plugin_kernels_chosen_per_run_are_left_alone_with_the_reason(plan_of):
     plan = plan_of("plugin_dispatch")
-    moved = [str(f.args) for f in plan.fixes]
-    assert not any("make_shader" in args or "toon" in args for args in moved)
-    (reason,) = [r for r in declined(plan, "unique-on-stable") if "toon" in r]
-    assert "optional" in reason and "kind" in reason and "every run would compile it" in reason
+    moved = " ".join(str(f.args) for f in plan.fixes)
+    assert "shaders.py" not in moved and "effects.py" not in moved
+    (by_kind,) = [r for r in declined(plan, "unique-on-stable") if r.startswith("toon ")]
+    assert "optional" in by_kind and "when kind selects it" in by_kind and "every run would compile it" in by_kind
+    (by_registry,) = [r for r in declined(plan, "unique-on-stable") if r.startswith("vignette ")]
+    assert "optional" in by_registry and "EFFECTS[...]" in by_registry
 
 
 def test_three_same_lifecycle_modules_merge_and_other_lifecycles_or_options_stay(plan_of):
@@ -145,7 +147,7 @@ def test_two_factories_given_one_module_are_one_commit(tmp_path):
     assert git(repo, "show", "--name-only", "--format=", grouped.commit).split() == ["shading/stages.py"]
     diff = git(repo, "show", "--format=", grouped.commit)
     assert diff.count('-    @wp.kernel(module="unique")') == 2
-    assert "shading/shaders.py" not in git(repo, "diff", "--name-only", "main..wf/layout")
+    assert git(repo, "diff", "--name-only", "main..wf/layout").split() == ["shading/stages.py"]
 
 
 def _fixture_repo(tmp_path, fixture: str, name: str):

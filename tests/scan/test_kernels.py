@@ -293,3 +293,29 @@ def test_a_kernel_made_in_a_branch_on_a_factory_parameter_is_optional(scan):
     )
     assert index.kernel_named("toon").chosen_by == ["kind"]
     assert index.kernel_named("plain").chosen_by == []
+
+
+def test_kernels_of_factories_in_a_registry_are_optional(scan):
+    index = scan(
+        {
+            "effects.py": """
+                import warp as wp
+
+                def make_bloom():
+                    @wp.kernel
+                    def bloom(x: wp.array(dtype=float)):
+                        x[wp.tid()] = x[wp.tid()] * 1.2
+                    return bloom
+
+                def make_fade():
+                    @wp.kernel
+                    def fade(x: wp.array(dtype=float)):
+                        x[wp.tid()] = x[wp.tid()] * 0.5
+                    return fade
+
+                EFFECTS = {"bloom": make_bloom}
+            """
+        }
+    )
+    assert index.kernel_named("bloom").chosen_by == ["EFFECTS[...]"]
+    assert index.kernel_named("fade").chosen_by == []

@@ -48,6 +48,22 @@ class KernelCollector(Collector):
                     OverloadCall(**self.parsed.located(node), kernel=node.name, types=None, form="decorator")
                 )
 
+    def finish(self) -> None:
+        """Kernels of factories listed in a module-scope registry (`SHADERS = {"toon": make_toon}`) are made only
+        for the entry a run looks up: optional, like a branch on a parameter."""
+        registries: dict[str, str] = {}
+        for statement in self.parsed.tree.body:
+            if isinstance(statement, ast.Assign | ast.AnnAssign) and isinstance(statement.value, ast.Dict):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                name = next((t.id for t in targets if isinstance(t, ast.Name)), None)
+                for value in statement.value.values:
+                    if name and isinstance(value, ast.Name):
+                        registries.setdefault(value.id, f"{name}[...]")
+        for kernel in self.found.kernels:
+            registry = registries.get(kernel.enclosing_functions[0]) if kernel.enclosing_functions else None
+            if registry and registry not in kernel.chosen_by:
+                kernel.chosen_by.append(registry)
+
     def _decorator_symbol(self, decorator: ast.expr) -> str | None:
         return self.parsed.warp_symbol(decorator.func if isinstance(decorator, ast.Call) else decorator)
 
