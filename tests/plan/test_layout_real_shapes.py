@@ -59,8 +59,11 @@ def test_renamed_factory_kernels_are_the_repositorys_and_their_own_options_keep_
         ("filterbank/boxes.py", "box", "call"),
         ("filterbank/ops.py", "rectify", "project-decorator"),
     }
-    assert any("box (filterbank/boxes.py:10) sets its own module_options" in r for r in declined(
-        plan, "unique-on-stable"))
+    reasons = declined(plan, "unique-on-stable")
+    assert any(
+        "box (filterbank/boxes.py:10, made as box_size_3_kernel, box_size_7_kernel) sets its own module_options" in r
+        for r in reasons
+    ), reasons
 
 
 def test_renamed_kernel_made_by_a_call_is_proposed_and_two_factories_are_one_fix(plan_of):

@@ -68,6 +68,10 @@ class UniqueOnStable(Mechanism):
             if kernel is None or not kernel.in_repo:
                 continue
             entry = _entry(inputs, kernel, called_at_module_scope=_created_at_module_scope(defs, kernel_def))
+            made_here = [d for d in defs if d.site and (d.site.file, d.site.line) == (kernel_def.site.file,
+                                                                                     kernel_def.site.line)]
+            entry["modules"] = sorted({d.module for d in made_here})
+            entry["runtime_names"] = sorted({d.function for d in made_here} - {kernel.name})
             runtime_captures = [c for c in kernel.captures if c != "module"]
             if kernel.chosen_by:
                 optional.append(entry)
@@ -104,14 +108,16 @@ class UniqueOnStable(Mechanism):
                 evidence=evidence,
                 details=details,
             )
-        cost = sum(b.module_ms for b in unique_modules if any(k["kernel"] in " ".join(b.kernels) for k in stable))
+        # What a shared module saves: the builds of the stable kernels whose options allow sharing.
+        shareable = {module for k in stable if not k["module_options"] for module in k["modules"]}
+        cost = sum(b.module_ms for b in unique_modules if b.module in shareable)
         return fired(
             self.SLUG,
             self.TITLE,
             f"{len(stable)} stable kernel(s) built in module(s) of their own ({ms(cost)})",
             evidence=evidence,
             cost_ms=cost,
-            extra_builds=max(0, len(stable) - 1),
+            extra_builds=max(0, len(shareable) - 1),
             details=details,
         )
 
@@ -119,7 +125,7 @@ class UniqueOnStable(Mechanism):
         for item in finding.details.get("runtime_made", []):
             yield NotProposed(
                 finding.slug,
-                f"{item['kernel']} ({item['file']}:{item['line']}) is made from runtime "
+                f"{_named(item)} is made from runtime "
                 'data: it keeps module="unique"',
             )
         for item in finding.details.get("optional", []):
@@ -129,7 +135,7 @@ class UniqueOnStable(Mechanism):
         for item in with_options:
             yield NotProposed(
                 finding.slug,
-                f"{item['kernel']} ({item['file']}:{item['line']}) sets its own module_options "
+                f"{_named(item)} sets its own module_options "
                 f"({item['module_options']}), valid only with module=\"unique\": a shared module would change them",
             )
         to_scope: dict[tuple[str, str], dict] = {}
@@ -270,10 +276,16 @@ def _shared_module(inputs: Inputs, kernel) -> str:
     return f"{kernel.python_module}.stable"
 
 
+def _named(item: dict) -> str:
+    """`box (boxes.py:10, made as box_size_3_kernel, box_size_7_kernel)`: the def, and the names a factory gave it."""
+    renamed = item.get("runtime_names")
+    return f"{item['kernel']} ({item['file']}:{item['line']}" + (f", made as {', '.join(renamed)})" if renamed else ")")
+
+
 def _optional_reason(item: dict) -> str:
     where = f"{item['factory']}()" if item["factory"] else item["file"]
     return (
-        f"{item['kernel']} ({item['file']}:{item['line']}) is optional: {where} makes it only when "
+        f"{_named(item)} is optional: {where} makes it only when "
         f"{', '.join(item['chosen_by'])} selects it, so only some runs build it; in a module every run builds, "
         "every run would compile it. Left alone"
     )
