@@ -67,9 +67,9 @@ class UniqueOnStable(Mechanism):
             kernel = _static_kernel(inputs, kernel_def)
             if kernel is None or not kernel.in_repo:
                 continue
-            entry = _entry(inputs, kernel, called_at_module_scope=_created_at_module_scope(defs, kernel_def))
             made_here = [d for d in defs if d.site and (d.site.file, d.site.line) == (kernel_def.site.file,
                                                                                      kernel_def.site.line)]
+            entry = _entry(inputs, kernel, called_at_module_scope=_created_at_module_scope(made_here))
             entry["modules"] = sorted({d.module for d in made_here})
             entry["runtime_names"] = sorted({d.function for d in made_here} - {kernel.name})
             runtime_captures = [c for c in kernel.captures if c != "module"]
@@ -104,7 +104,8 @@ class UniqueOnStable(Mechanism):
             return ruled_out(
                 self.SLUG,
                 self.TITLE,
-                "every unique kernel is made from runtime data (plugins, expressions) or only on some runs",
+                "every unique kernel is made from runtime data (plugins, expressions) or only on some runs"
+                + (f" (optional, left alone: {', '.join(k['kernel'] for k in optional)})" if optional else ""),
                 evidence=evidence,
                 details=details,
             )
@@ -291,11 +292,9 @@ def _optional_reason(item: dict) -> str:
     )
 
 
-def _created_at_module_scope(defs, kernel_def) -> bool:
+def _created_at_module_scope(made_here) -> bool:
     """Every creation of this kernel came from a factory call at import time (module scope): stable inputs."""
-    same = [d for d in defs if d.site and kernel_def.site and (d.site.file, d.site.line) == (
-        kernel_def.site.file, kernel_def.site.line)]
-    callers = [d.site.stack[1] for d in same if len(d.site.stack) > 1]
+    callers = [d.site.stack[1] for d in made_here if len(d.site.stack) > 1]
     return bool(callers) and all(caller.endswith(":<module>") for caller in callers)
 
 
