@@ -23,6 +23,7 @@ LABELS = {
     "identities": "compiled module identities",
     "generated_source_bytes": "generated source bytes",
     "lto_artifacts": "LTO artifacts",
+    "lto_builds": "MathDx LTO builds",
     "warm_builds": "warm builds (cache not reused)",
     TIMING_METRIC: "cold module work (ms)",
 }

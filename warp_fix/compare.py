@@ -1,16 +1,19 @@
 """Verdicts between two Reports: same workload, same output, same effective options, and a real gain.
 
-Structure (identities, generated source, LTO artifacts, warm builds) does not
+Structure (identities, generated source, LTO artifacts and builds, warm builds) does not
 vary with machine load, so it decides first; timing confirms, and a timing
-difference inside the noise band is inconclusive.
+difference inside the noise band is inconclusive. A structural win that timing
+contradicts beyond the noise band is not a win: it is inconclusive until more
+samples settle it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from warp_fix.output_model import OutputModel, OutputVerdict, check, learn
-from warp_fix.probe.stats import noise_band
+from warp_fix.probe.stats import estimate_band
 from warp_fix.report import Launch, ModuleBuild, Report, Stat
 
 IMPROVED = "IMPROVED"
@@ -30,13 +33,20 @@ NUMERICS_OPTIONS = (
     "deterministic",
     "enable_backward",
 )
-STRUCTURE_FIELDS = ("identities", "generated_source_bytes", "lto_artifacts", "warm_builds")
+# lto_builds counts MathDx builds as events of the cold run: a clear_lto_cache() in the run that makes a later
+# module link the same GEMM again leaves the artifacts at exit unchanged, but not this count.
+STRUCTURE_FIELDS = ("identities", "generated_source_bytes", "lto_artifacts", "lto_builds", "warm_builds")
+# Counted from the files a run left in its kernel cache directory: unknown when the run removed the directory.
+CACHE_INVENTORY_FIELDS = ("generated_source_bytes", "lto_artifacts")
 # Warp's generated source carries Python line numbers: moving a kernel a few lines changes its size by a
 # few bytes without changing what is compiled. Smaller source differences than this are not structure.
+# Renamed kernel keys are taken out before this margin applies (see Comparison.renamed_bytes).
 SOURCE_BYTES_TOLERANCE = (0.005, 256)
 # Reported next to the startup verdict, never part of it: a fix that trades build time for kernel time
 # (MathDx off) is offered with both numbers and kept only with consent.
 KERNEL_METRIC = "steady-state kernel time"
+# The startup timings every comparison reports (metric name, Summary field).
+TIMING_METRICS = (("cold module work", "cold_module_ms"), ("compile elapsed", "compile_elapsed_ms"))
 
 
 @dataclass
@@ -46,19 +56,24 @@ class TimingDelta:
     after: Stat
     delta: float
     band: float
+    band_how: str = ""  # how the band was estimated: which runs, what spread
+    not_applicable: str = ""  # why this metric means nothing here (compile elapsed when the warm run compiled)
 
     @property
     def significant(self) -> bool:
-        return abs(self.delta) > self.band
+        return not self.not_applicable and abs(self.delta) > self.band
 
     def line(self) -> str:
+        if self.not_applicable:
+            return f"{self.metric}: n/a ({self.not_applicable})"
         sign = "+" if self.delta >= 0 else ""
         pct = 100.0 * self.delta / self.before.median if self.before.median else 0.0
         verdict = "" if self.significant else " (inside the noise band: not significant)"
+        how = f"; band {self.band_how}" if self.band_how else ""
         return (
             f"{self.metric}: {fmt_ms(self.before.median)} -> {fmt_ms(self.after.median)} ms "
             f"({sign}{fmt_ms(self.delta)} ms, {sign}{pct:.1f}%; band ±{fmt_ms(self.band)} ms, "
-            f"n={len(self.before.values)}/{len(self.after.values)}){verdict}"
+            f"n={len(self.before.values)}/{len(self.after.values)}{how}){verdict}"
         )
 
 
@@ -90,16 +105,38 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     output_detail: str = ""  # "identical", "within learned tolerance (...)", or what changed
     output_rules: list[str] = field(default_factory=list)  # the numbers compared with a tolerance or ignored
+    # How often the candidate's generated source spells each kernel key (None: not counted). A renamed key
+    # changes the source by its length difference times this, and nothing else is compiled differently.
+    key_uses: dict[str, int] | None = None
+    contradiction: str = ""  # a structural win that timing contradicts beyond the noise band
 
     def _moved(self) -> dict[str, int]:
         """-1 shrank, +1 grew, 0 same (within the source-bytes tolerance), per structure field."""
         moved = {}
         for name, (before, after) in self.structure.items():
-            slack = 0
             if name == "generated_source_bytes":
-                slack = max(SOURCE_BYTES_TOLERANCE[0] * before, SOURCE_BYTES_TOLERANCE[1])
-            moved[name] = 0 if abs(after - before) <= slack else (1 if after > before else -1)
+                moved[name] = self._source_moved(before, after)
+            else:
+                moved[name] = 0 if after == before else (1 if after > before else -1)
         return moved
+
+    def _source_moved(self, before: int, after: int) -> int:
+        """Generated source counts as structure only beyond what renamed kernel keys and shifted lines explain."""
+        explained = self.renamed_bytes()
+        if explained is None:
+            return 0  # keys were renamed and how often the source spells them is unknown: the size proves nothing
+        after -= explained
+        slack = max(SOURCE_BYTES_TOLERANCE[0] * before, SOURCE_BYTES_TOLERANCE[1])
+        return 0 if abs(after - before) <= slack else (1 if after > before else -1)
+
+    def renamed_bytes(self) -> int | None:
+        """The source size change that renamed kernel keys explain: sum of (new - old key length) x uses of the
+        new key in the candidate's source. None when keys were renamed but their uses were not counted."""
+        if not self.renames:
+            return 0
+        if not self.key_uses:
+            return None
+        return sum((len(new) - len(old)) * self.key_uses.get(new, 0) for old, new in self.renames)
 
     @property
     def structural_win(self) -> bool:
@@ -123,10 +160,13 @@ def compare(
     before: Report,
     after: Report,
     allow_options: frozenset[str] | set[str] = frozenset(),
+    accepted_history: Sequence[Report] = (),
     output_model: OutputModel | None = None,
     skip_output: bool = False,
 ) -> Comparison:
-    """`output_model`: what the output must match (default: learned from `before`); `skip_output`: don't."""
+    """`accepted_history`: earlier measurements of the accepted state (apply's baseline and arms); their runs
+    widen the noise band to what this machine has shown. Without it the band comes from the two reports.
+    `output_model`: what the output must match (default: learned from `before`); `skip_output`: don't."""
     if before.summary is None or after.summary is None:
         which = "before" if before.summary is None else "after"
         return _invalid(f"the {which} report has no successful sample")
@@ -145,13 +185,19 @@ def compare(
             notes.append(text + " (allowed)")
         else:
             reasons.append(text)
-    structure = {name: (getattr(before.summary, name), getattr(after.summary, name)) for name in STRUCTURE_FIELDS}
-    timing = [
-        _delta("cold module work", before.summary.cold_module_ms, after.summary.cold_module_ms),
-        _delta("compile elapsed", before.summary.compile_elapsed_ms, after.summary.compile_elapsed_ms),
-    ]
+    hidden = [r.label or which for r, which in ((before, "before"), (after, "after")) if _cache_gone(r)]
+    fields = [name for name in STRUCTURE_FIELDS if not (hidden and name in CACHE_INVENTORY_FIELDS)]
+    if hidden:
+        notes.append(
+            f"generated source bytes and LTO artifacts not compared: the {' and '.join(hidden)} run's kernel cache "
+            "directory was gone when it exited"
+        )
+    structure = {name: (getattr(before.summary, name), getattr(after.summary, name)) for name in fields}
+    history = [r for r in accepted_history if r is not before and r.summary is not None]
+    source = "the accepted state so far and this candidate" if history else "the two reports"
+    timing = [_delta(m, attr, before, after, history, source) for m, attr in TIMING_METRICS]
     if before.summary.kernel_ms is not None and after.summary.kernel_ms is not None:
-        timing.append(_delta(KERNEL_METRIC, before.summary.kernel_ms, after.summary.kernel_ms))
+        timing.append(_delta(KERNEL_METRIC, "kernel_ms", before, after, history, source))
     comparison = Comparison(
         verdict=INCONCLUSIVE,
         reasons=reasons,
@@ -165,15 +211,36 @@ def compare(
         notes=notes,
         output_detail=output.detail,
         output_rules=output.rules,
+        key_uses=after.summary.kernel_key_uses or None,
     )
+    _note_renamed_source(comparison)
     moved = comparison._moved()
-    same_shape = moved["identities"] == 0 and moved["generated_source_bytes"] == 0
-    judged = timing[1] if same_shape else timing[0]
+    same_shape = moved["identities"] == 0 and moved.get("generated_source_bytes", 0) == 0
+    judged = timing[1] if same_shape and not timing[1].not_applicable else timing[0]
     if comparison.structure_mixed:
         notes.append("structure mixed: " + ", ".join(f"{k} {'+' if v > 0 else '-'}" for k, v in moved.items() if v))
     comparison.judged_on = judged.metric
     comparison.verdict = _verdict(comparison, judged)
     return comparison
+
+
+def _note_renamed_source(c: Comparison) -> None:
+    if "generated_source_bytes" not in c.structure:  # not compared: a run deleted its kernel cache
+        return
+    before, after = c.structure["generated_source_bytes"]
+    explained = c.renamed_bytes()
+    if before == after or explained == 0:
+        return
+    if explained is None:
+        c.notes.append(
+            f"generated source {before} -> {after} bytes with kernel keys renamed and their uses not counted: "
+            "the source size is not taken as structure"
+        )
+        return
+    c.notes.append(
+        f"generated source {before} -> {after} bytes, of which {explained:+d} come from renamed kernel keys: "
+        "only the rest counts as structure"
+    )
 
 
 def _verdict(c: Comparison, judged: TimingDelta) -> str:
@@ -186,6 +253,10 @@ def _verdict(c: Comparison, judged: TimingDelta) -> str:
     if c.structural_win:
         shrunk = [k for k, v in c._moved().items() if v < 0]
         c.reasons.append("structure shrank: " + ", ".join(shrunk))
+        if judged.significant and judged.delta > 0:
+            c.contradiction = f"timing contradicts the structural win: {judged.line()}"
+            c.reasons.append(c.contradiction)
+            return INCONCLUSIVE
         return IMPROVED
     if judged.significant:
         c.reasons.append(judged.line())
@@ -194,14 +265,45 @@ def _verdict(c: Comparison, judged: TimingDelta) -> str:
     return INCONCLUSIVE
 
 
+def _cache_gone(report: Report) -> bool:
+    """The cold run's cache directory did not outlive it: what it held (source, LTO files) was never counted."""
+    evidence = report.cache_dir_evidence
+    return evidence is not None and evidence.cold is not None and not evidence.cold_exists_after
+
+
 def _invalid(reason: str) -> Comparison:
     return Comparison(INVALID, [reason], None, [], None, [], {}, [], "")
 
 
-def _delta(metric: str, before: Stat, after: Stat) -> TimingDelta:
-    return TimingDelta(
-        metric, before, after, round(after.median - before.median, 3), round(noise_band(before), 3)
-    )
+def _delta(metric: str, attr: str, before: Report, after: Report, history: list[Report], source: str) -> TimingDelta:
+    """Before -> after of one timing metric, with a noise band from every run of it observed so far."""
+    b_summary, a_summary = before.summary, after.summary
+    assert b_summary is not None and a_summary is not None  # compare() returned INVALID otherwise
+    b, a = getattr(b_summary, attr), getattr(a_summary, attr)
+    if attr == "compile_elapsed_ms" and (b_summary.compile_elapsed_na or a_summary.compile_elapsed_na):
+        which, why = (
+            ("before", b_summary.compile_elapsed_na)
+            if b_summary.compile_elapsed_na
+            else ("after", a_summary.compile_elapsed_na)
+        )
+        return TimingDelta(metric, b, a, 0.0, 0.0, not_applicable=f"{which}: {why}")
+    band = estimate_band([*_runs_by_state(attr, before, history), a.values], b.median, source)
+    return TimingDelta(metric, b, a, round(a.median - b.median, 3), round(band.value, 3), band.how)
+
+
+def _runs_by_state(attr: str, before: Report, history: list[Report]) -> list[list[float]]:
+    """The metric's runs grouped by the code state they measured: `before` with every earlier run of its own
+    state, then the other states. A state is the set of module identities it built (deterministic)."""
+    groups: dict[frozenset[tuple[str, str, str]], list[float]] = {}
+    for report in (before, *history):
+        stat = getattr(report.summary, attr, None)
+        if stat is not None:
+            groups.setdefault(_state(report), []).extend(stat.values)
+    return list(groups.values())
+
+
+def _state(report: Report) -> frozenset[tuple[str, str, str]]:
+    return frozenset((b.module, b.hash, b.device) for b in report.trace.builds if b.status != "error")
 
 
 def _workload(before: Report, after: Report) -> tuple[bool | None, list[tuple[str, str]], str]:

@@ -1,6 +1,6 @@
 """`warp-fix demo`: the whole loop on a bundled example, in a throwaway git repository.
 
-The example (`warp_fix/demo_app`, a copy of the `composite` fixture: several mechanisms at once) ships
+The example (`warp_fix/demo_app`, also the `composite` fixture through a link: several mechanisms at once) ships
 inside the package, so the demo works from a plain `pip install`; its tests use `unittest`, so it
 needs nothing the package does not install. It is copied into a temporary directory, committed,
 planned, applied on a branch and the branch reviewed; the directory is removed at the end unless

@@ -46,8 +46,9 @@ def make_plan(
             item.id = f"F{len(plan.fixes) + 1}"
             plan.fixes.append(item)
             kept += 1
-        if not kept and not declined:
-            plan.not_proposed.append(NotProposed(mechanism.SLUG, f"fired, but no edit of its own: {finding.reason}"))
+        if not kept and not declined:  # a fired finding always says what is done about it, in the same view
+            why = "its edit is an earlier fix's" if proposals else "no fix of the code applies"
+            plan.not_proposed.append(NotProposed(mechanism.SLUG, f"fired ({finding.reason}), but {why}"))
     return plan
 
 

@@ -253,6 +253,11 @@ class Sample:
     lto_artifacts: int
     warm_builds: int
     kernel_ms: float | None = None  # steady-state kernel time of the warm run (kernel timing on)
+    # How often each kernel key is spelled in the generated source (as `<key>_<hash>` names): a renamed key
+    # changes the source size by its length difference times this, without changing what is compiled.
+    # Empty: not counted (log-parsed builds, older reports).
+    kernel_key_uses: dict[str, int] = field(default_factory=dict)
+    lto_builds: int = 0  # MathDx LTO builds the cold run compiled (events, not the artifacts left at exit)
 
 
 @dataclass
@@ -363,6 +368,11 @@ class Summary:
     lto_artifacts: int
     warm_builds: int
     kernel_ms: Stat | None = None  # steady-state kernel time over the warm runs (kernel timing on)
+    kernel_key_uses: dict[str, int] = field(default_factory=dict)  # see Sample.kernel_key_uses
+    # Why compile elapsed (cold wall - warm wall) means nothing here, e.g. the warm run compiled too; "" when
+    # it is meaningful. With a reason, compile_elapsed_ms holds no values.
+    compile_elapsed_na: str = ""
+    lto_builds: int = 0  # MathDx LTO builds the cold run compiled (from the first good sample)
 
 
 @dataclass
@@ -505,11 +515,14 @@ def trace_from_json(data: dict) -> Trace:
     )
 
 
+STAT_FIELDS = {f.name for f in dataclasses.fields(Stat)}
+
+
 def _summary(data: dict | None) -> Summary | None:
     if data is None:
         return None
-    stats = {k: Stat(**v) for k, v in data.items() if isinstance(v, dict)}
-    plain = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    stats = {k: Stat(**v) for k, v in data.items() if isinstance(v, dict) and set(v) == STAT_FIELDS}
+    plain = {k: v for k, v in data.items() if k not in stats}
     return Summary(**stats, **plain)
 
 

@@ -31,7 +31,7 @@ TRADE_OFF = Fix(
 @pytest.fixture(scope="module")
 def offered(tmp_path_factory):
     repo = init_repo(tmp_path_factory.mktemp("user") / "pipeline", PIPELINE)
-    request = build_request(command=[PYTHON, "-m", "pipeline"], cwd=repo, branch="wf/trade", samples=2)
+    request = build_request(command=[PYTHON, "-m", "pipeline"], cwd=repo, branch="wf/trade", samples=3)
     result = run_apply(request, planner=lambda *a: Plan(command=[], fixes=[TRADE_OFF]))
     return repo, result
 
@@ -45,11 +45,11 @@ def test_without_consent_it_is_measured_and_offered_not_committed(offered):
     assert "rerun with --allow late-module-options" in entry.reason
 
 
-def test_both_numbers_are_there_with_kernel_time_from_at_least_two_samples_per_arm(offered):
+def test_both_numbers_are_there_with_kernel_time_from_three_samples_per_arm(offered):
     _, result = offered
     (entry,) = result.ledger.entries
     kernel = entry.numbers.timing_of(KERNEL_METRIC)
     assert kernel is not None and kernel.before_ms > 0 and kernel.after_ms > 0
-    assert (kernel.n_before, kernel.n_after) == (2, 2)
+    assert (kernel.n_before, kernel.n_after) == (3, 3)
     assert entry.numbers.timing_of("cold module work") is not None
     assert "cold module work" in entry.reason and KERNEL_METRIC in entry.reason

@@ -90,10 +90,6 @@ def test_kernel_time_claim_takes_three_samples_even_when_structure_decides():
     assert not budget.next_step(comparison(INVALID), per_arm=1, budget=5, kernel_claim=True).more
 
 
-def test_baseline_samples_never_exceed_the_budget():
-    assert [budget.baseline_samples(n) for n in (1, 2, 5)] == [1, 2, 2]
-
-
 # -- commit messages ----------------------------------------------------------------------------
 
 FIX = Fix(

@@ -16,7 +16,9 @@ from warp_fix.compare import INCONCLUSIVE, INVALID, Comparison, TimingDelta
 MIN_TIMING_SAMPLES = 3  # a median and a MAD need three values (WARP_FACTS.md, measurement rules)
 CLEARLY_OUTSIDE = 2.0  # |delta| > 2 x band: more samples will not change the verdict
 CLEARLY_INSIDE = 0.5  # |delta| < band / 2: more samples will not make it significant
-BASELINE_SAMPLES = 2  # the plan's baseline: two cold+warm pairs show output nondeterminism early
+# The plan's baseline, whatever --samples (which counts per arm): two cold+warm pairs show output
+# nondeterminism early and give the noise band a spread to start from.
+BASELINE_SAMPLES = 2
 
 RULE_TEXT = (
     "the accepted state's latest measurement (the baseline, or the candidate that became it) is reused "
@@ -25,7 +27,10 @@ RULE_TEXT = (
     "replaced by a fresh interleaved one and pairs continue to at least 3 and at most --samples per "
     "arm, stopping early when the difference is > 2x or < 0.5x the noise band; a timing verdict from "
     "fewer than 3 samples per arm counts as inconclusive; a fix that trades build time for kernel time "
-    "gets at least 3 per arm (within --samples) whatever decides, since its kernel time is a timing claim"
+    "gets at least 3 per arm (within --samples) whatever decides, since its kernel time is a timing claim; "
+    "a structural win that timing contradicts beyond the noise band is measured afresh up to --samples per "
+    "arm and dropped if the contradiction stands; the noise band comes from every run of the accepted state "
+    "so far (baseline included) and the candidate's, and is never tighter than half their spread"
 )
 
 
@@ -35,13 +40,14 @@ class Step:
     why: str
 
 
-def baseline_samples(budget: int) -> int:
-    return max(1, min(BASELINE_SAMPLES, budget))
-
-
 def structure_changed(comparison: Comparison) -> bool:
     """Structure moved one way (a mixed move, e.g. one more module but far less source, is for timing)."""
     return comparison.structural_win or comparison.structural_loss
+
+
+def contradicted(comparison: Comparison) -> bool:
+    """Structure says better, timing says worse beyond the noise band: more samples must settle it."""
+    return comparison.verdict != INVALID and bool(comparison.contradiction)
 
 
 def judged_delta(comparison: Comparison) -> TimingDelta | None:
@@ -50,7 +56,7 @@ def judged_delta(comparison: Comparison) -> TimingDelta | None:
 
 def decisive(comparison: Comparison) -> bool:
     """Deterministic facts settle it: more samples cannot change the verdict."""
-    return comparison.verdict == INVALID or structure_changed(comparison)
+    return comparison.verdict == INVALID or (structure_changed(comparison) and not contradicted(comparison))
 
 
 def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: bool = False) -> Step:
@@ -61,6 +67,10 @@ def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: b
     """
     if comparison.verdict == INVALID:
         return Step(False, "decisive: the workload, output or effective options moved")
+    if contradicted(comparison):
+        if per_arm >= budget:
+            return Step(False, f"structure and timing disagree after {per_arm} per arm (--samples): not kept")
+        return Step(True, "timing contradicts the structural win beyond the noise band: more samples")
     if kernel_claim and per_arm < min(MIN_TIMING_SAMPLES, budget):
         return Step(True, f"steady-state kernel time is a timing claim: needs {MIN_TIMING_SAMPLES} per arm")
     if structure_changed(comparison):
@@ -82,6 +92,8 @@ def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: b
 def effective_verdict(comparison: Comparison, per_arm: int) -> tuple[str, str]:
     """The verdict apply acts on, and why: a timing-only verdict from < 3 samples per arm is inconclusive."""
     verdict = comparison.verdict
+    if contradicted(comparison):
+        return INCONCLUSIVE, f"structure and timing disagree after {per_arm} sample(s) per arm"
     if verdict == INVALID or structure_changed(comparison) or per_arm >= MIN_TIMING_SAMPLES:
         return verdict, verdict.lower()
     if verdict == INCONCLUSIVE:

@@ -6,7 +6,7 @@ import textwrap
 
 from warp_fix.apply.git import Git
 from warp_fix.apply.ledger import Numbers, TestSummary
-from warp_fix.compare import KERNEL_METRIC, fmt_ms
+from warp_fix.compare import KERNEL_METRIC
 from warp_fix.model import Fix
 
 FALLBACK_NAME = "warp-fix"
@@ -35,12 +35,13 @@ def trailers(fix: Fix, numbers: Numbers) -> str:
     ):
         t = numbers.timing_of(metric)
         if t:
-            values.append((key, f"{fmt_ms(t.before_ms)} -> {fmt_ms(t.after_ms)}"))
+            values.append((key, t.pair()))
     for field_name, key in (
         ("identities", "Identities"),
         ("generated_source_bytes", "Source-Bytes"),
         ("warm_builds", "Warm-Builds"),
         ("lto_artifacts", "LTO-Artifacts"),
+        ("lto_builds", "LTO-Builds"),
     ):
         if field_name in numbers.structure:
             before, after = numbers.structure[field_name]
@@ -59,6 +60,7 @@ def _measurements(n: Numbers, sampling: str) -> str:
         "generated_source_bytes": "generated source bytes",
         "warm_builds": "warm builds",
         "lto_artifacts": "LTO artifacts",
+        "lto_builds": "MathDx LTO builds",
     }
     for key, label in labels.items():
         if key in n.structure:

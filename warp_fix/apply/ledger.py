@@ -32,15 +32,24 @@ class TimingNumbers:
     delta_ms: float
     band_ms: float
     significant: bool
+    band_how: str = ""  # which runs the band was estimated from, and their spread
+    not_applicable: str = ""  # why the metric means nothing for this comparison
 
     def line(self) -> str:
+        if self.not_applicable:
+            return f"{self.metric}: n/a ({self.not_applicable})"
         verdict = "" if self.significant else ", inside the noise band"
+        how = f" {self.band_how}" if self.band_how else ""
         return (
             f"{self.metric}: {fmt_ms(self.before_ms)} -> {fmt_ms(self.after_ms)} ms "
             f"(median of n={self.n_before}/{self.n_after}, "
             f"MAD {fmt_ms(self.before_mad)}/{fmt_ms(self.after_mad)} ms, "
-            f"noise band ±{fmt_ms(self.band_ms)} ms{verdict})"
+            f"noise band ±{fmt_ms(self.band_ms)} ms{how}{verdict})"
         )
+
+    def pair(self) -> str:
+        """`before -> after` in ms, or n/a: what the commit trailer and the short summaries show."""
+        return "n/a" if self.not_applicable else f"{fmt_ms(self.before_ms)} -> {fmt_ms(self.after_ms)}"
 
 
 @dataclass
@@ -75,6 +84,8 @@ class Numbers:
                 t.delta,
                 t.band,
                 t.significant,
+                t.band_how,
+                t.not_applicable,
             )
             for t in comparison.timing
         ]
@@ -104,10 +115,10 @@ class Numbers:
             parts.append(f"identities {ids[0]} -> {ids[1]}")
         for metric in ("cold module work", "compile elapsed", KERNEL_METRIC):
             t = self.timing_of(metric)
-            if t:
-                parts.append(
-                    f"{metric} {fmt_ms(t.before_ms)} -> {fmt_ms(t.after_ms)} ms (±{fmt_ms(t.band_ms)})"
-                )
+            if t and t.not_applicable:
+                parts.append(f"{metric} n/a")
+            elif t:
+                parts.append(f"{metric} {t.pair()} ms (±{fmt_ms(t.band_ms)})")
         if self.output and self.output != "identical":
             parts.append(f"output {self.output}")
         return "; ".join(parts) + f"; n={self.per_arm} per arm"
@@ -137,6 +148,7 @@ class Entry:
     numbers: Numbers | None = None
     tests: TestSummary | None = None
     expected: str = ""  # the planner's untested estimate (shown for declined fixes, labelled)
+    retry_of: str = ""  # the id of this fix's dropped try, when a later kept fix changed its module
 
 
 @dataclass
@@ -223,7 +235,8 @@ def ledger_markdown(ledger: Ledger) -> str:
                 else (f"untested estimate: {e.expected}" if e.expected else "")
             )
             commit = f" ({e.commit[:10]})" if e.commit else ""
-            lines.append(f"| {e.fix_id}{commit} | {e.slug} | {e.title} | {result} | {_cell(e.reason)} |")
+            again = f", again after {e.retry_of}" if e.retry_of else ""
+            lines.append(f"| {e.fix_id}{commit}{again} | {e.slug} | {e.title} | {result} | {_cell(e.reason)} |")
     lines += ["", "## Total", ""]
     if ledger.total:
         lines.append(f"- {ledger.total.summary()}")

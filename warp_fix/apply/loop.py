@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import itertools
 import shlex
 import time
 from collections.abc import Callable
@@ -26,6 +26,7 @@ from warp_fix.apply.ledger import (
     save_ledger,
 )
 from warp_fix.apply.request import ApplyRequest
+from warp_fix.apply.search import Search, changed_modules, search_order
 from warp_fix.apply.signals import termination_interrupts
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
@@ -100,13 +101,23 @@ def _precondition_warnings(repo: UserRepo, request: ApplyRequest) -> list[str]:
     return warnings
 
 
-def judge(before: Report, after: Report, allow_options: set[str], output_model: OutputModel | None) -> Comparison:
+def judge(
+    before: Report,
+    after: Report,
+    allow_options: set[str],
+    output_model: OutputModel | None,
+    accepted_history: list[Report] | None = None,
+) -> Comparison:
     """compare() with the output held to the baseline's model (None: --allow-nondeterministic-output).
 
     Every candidate answers to the original baseline's output, not to the last kept fix's, so tolerances
-    cannot drift from fix to fix.
+    cannot drift from fix to fix. `accepted_history`: every measurement of the accepted state so far, for
+    the noise band.
     """
-    return compare(before, after, allow_options, output_model=output_model, skip_output=output_model is None)
+    history = [r for r in accepted_history or [] if r is not before]
+    return compare(
+        before, after, allow_options, history, output_model=output_model, skip_output=output_model is None
+    )
 
 
 class ApplySession:
@@ -136,6 +147,7 @@ class ApplySession:
         self.accepted_report: Report | None = None  # latest measurement of the accepted state
         self.ledger_files: tuple[Path, Path] | None = None
         self.output_model: OutputModel | None = None  # None: output not compared (allowed to vary)
+        self.accepted_runs: list[Report] = []  # every measurement of an accepted state: the noise band's runs
         self.ledger = Ledger(
             branch=request.branch,
             base_commit=repo.head,
@@ -171,26 +183,33 @@ class ApplySession:
         return ApplyResult(self.ledger, plan, files)
 
     def _work_through(self, plan: Plan) -> Plan:
-        """Try each fix in plan order; after a kept one, plan again from the new accepted state.
+        """Try the fixes in search order (see search.py); after a kept one, plan again from the new state.
 
         Fixes interact (a module option set by one changes what a later module split must carry), so the
-        rest of the plan is recomputed from the kept candidate's own measurement; a fix already tried
-        (kept, dropped or declined) is never tried twice.
+        rest of the plan is recomputed from the kept candidate's own measurement. A fix is tried once, and
+        once more only when it was dropped and a later kept fix changed its module.
         """
-        tried: set[str] = set()
-        queue = list(plan.fixes)
-        while queue:
-            fix = queue.pop(0)
-            if _fix_key(fix) in tried:
-                continue
-            tried.add(_fix_key(fix))
-            fix.id = f"F{len(self.ledger.entries) + 1}"
-            entry = self._consider(fix)
+        search = Search.of(plan.fixes)
+        while (fix := search.next()) is not None:
+            fix.id = self._entry_id(fix)
+            retry_of = search.retry_of(fix)
+            previous = self.accepted_report
+            entry = self._consider(fix, retry_of)
             self.ledger.entries.append(entry)
+            search.record(fix, entry.outcome == DROPPED)
             if entry.outcome == KEPT and self.accepted_report is not None:
                 plan = self.planner(self.accepted_report, self.workspace.candidate, self.command)
-                queue = [f for f in plan.fixes if _fix_key(f) not in tried]
+                modules = changed_modules(previous, self.accepted_report)
+                for dropped_id in search.after_kept(plan.fixes, modules, entry.files):
+                    self.say(f"  {dropped_id} will be tried again: {fix.id} changed its module")
         return plan
+
+    def _entry_id(self, fix: Fix) -> str:
+        """The planner's id while it is unique in the ledger (so `--only F3` means the plan's F3), else the next."""
+        used = {entry.fix_id for entry in self.ledger.entries}
+        if fix.id and fix.id not in used:
+            return fix.id
+        return next(f"F{n}" for n in itertools.count(len(used) + 1) if f"F{n}" not in used)
 
     def _finish(self, start: float) -> tuple[Path, Path] | None:
         self.ledger.probe_calls = self.clock.calls
@@ -202,7 +221,7 @@ class ApplySession:
         return None
 
     def _baseline(self) -> Report:
-        samples = budget.baseline_samples(self.request.samples)
+        samples = budget.BASELINE_SAMPLES
         self.say(f"baseline: one measurement of {samples} cold+warm sample(s) of {shlex.join(self.command)}")
         report = self.clock.measure(
             self.command, self.candidate_cwd, samples, self.request.timeout, "baseline"
@@ -210,6 +229,7 @@ class ApplySession:
         self.clock.charge("baseline", 1)
         self.ledger.baseline = _baseline_numbers(report)
         self.accepted_report = report
+        self.accepted_runs.append(report)
         if self.request.allow_nondeterministic_output:
             if report.output.deterministic is False:
                 self.ledger.warnings.append("output is nondeterministic: output comparison skipped (allowed)")
@@ -240,15 +260,23 @@ class ApplySession:
         self.ledger.test_seconds = round(self.ledger.test_seconds + result.seconds, 2)
         return result
 
-    def _consider(self, fix: Fix) -> Entry:
+    def _consider(self, fix: Fix, retry_of: str = "") -> Entry:
         entry = Entry(
-            fix.id, fix.slug, fix.title, fix.safety, DECLINED, "", list(fix.files), expected=fix.expected
+            fix.id,
+            fix.slug,
+            fix.title,
+            fix.safety,
+            DECLINED,
+            "",
+            list(fix.files),
+            expected=fix.expected,
+            retry_of=retry_of,
         )
         reason = self.gate.decline_reason(fix)
         if reason:
             entry.reason = reason
             return entry
-        self.say(f"{fix.id} {fix.title}")
+        self.say(f"{fix.id} {fix.title}" + (f" (again: {retry_of} was dropped before)" if retry_of else ""))
         try:
             return self._try(fix, entry)
         except BaseException:
@@ -291,7 +319,12 @@ class ApplySession:
             )
         except ProbeError as exc:
             return self._drop(entry, f"could not be measured: {exc}")
+        self._remember_accepted(arms.before)
         return self._decide(fix, entry, arms, self.clock.calls - calls)
+
+    def _remember_accepted(self, report: Report) -> None:
+        if all(report is not seen for seen in self.accepted_runs):
+            self.accepted_runs.append(report)
 
     def _arms(
         self, accepted_cwd: Path, allow_options: set[str], reuse: Report | None, kernel_timing: bool = False
@@ -302,7 +335,7 @@ class ApplySession:
             self.command,
             accepted_cwd,
             self.candidate_cwd,
-            lambda b, a: judge(b, a, allow_options, self.output_model),
+            lambda b, a: judge(b, a, allow_options, self.output_model, self.accepted_runs),
             self.request.samples,
             self.clock,
             self.request.timeout,
@@ -328,6 +361,7 @@ class ApplySession:
         entry.reason = "; ".join(arms.comparison.reasons)
         self.workspace.move_accepted(entry.commit)
         self.accepted_report = arms.after  # the candidate just measured is the new accepted state
+        self._remember_accepted(arms.after)
         self.kept.append((fix, entry))
         self.say(f"  kept {entry.commit[:10]}: {entry.numbers.summary()}")
         return entry
@@ -357,7 +391,8 @@ class ApplySession:
         if len(self.kept) == 1:
             self.ledger.total = self.kept[0][1].numbers
             self.ledger.total_note = (
-                "one fix kept: its own interleaved comparison is against the original baseline"
+                "measured: the one kept fix's own interleaved comparison, whose accepted arm was the base "
+                "(warp-fix log shows these figures)"
             )
             return
         self.say("total: the branch against the original baseline")
@@ -373,7 +408,10 @@ class ApplySession:
         self.ledger.total = Numbers.of(
             arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why
         )
-        self.ledger.total_note = f"{len(self.kept)} fixes kept; final state measured against the baseline"
+        self.ledger.total_note = (
+            f"measured: {len(self.kept)} fixes kept; a fresh interleaved measurement of the branch head against "
+            "the base (warp-fix log shows these figures; each commit's own figures are against its predecessor)"
+        )
 
 
 class DryRun:
@@ -390,7 +428,7 @@ class DryRun:
         root = _repo_root(self.request.cwd) or self.request.cwd
         command = list(self.request.command)
         clock = ProbeClock()
-        samples = budget.baseline_samples(self.request.samples)
+        samples = budget.BASELINE_SAMPLES
         self.say(f"baseline: one measurement of {samples} cold+warm sample(s) of {shlex.join(command)}")
         report = clock.measure(command, self.request.cwd, samples, self.request.timeout, "baseline")
         plan = self.planner(report, root, command)
@@ -417,7 +455,7 @@ class DryRun:
             warnings=warnings,
             output_model=output_model,
         )
-        for fix in plan.fixes:
+        for fix in search_order(plan.fixes):  # in the order apply would try them
             reason = gate.decline_reason(fix)
             if reason is None and gate.offers_only(fix):
                 reason_text = f"would measure it both ways and offer it: keeping it needs --allow {fix.slug}"
@@ -444,7 +482,8 @@ def _baseline_numbers(report: Report) -> dict:
         return {}
     return {
         "cold_module_ms": s.cold_module_ms.median,
-        "compile_elapsed_ms": s.compile_elapsed_ms.median,
+        "compile_elapsed_ms": None if s.compile_elapsed_na else s.compile_elapsed_ms.median,
+        "compile_elapsed_na": s.compile_elapsed_na,
         "identities": s.identities,
         "generated_source_bytes": s.generated_source_bytes,
         "warm_builds": s.warm_builds,
@@ -456,10 +495,6 @@ def _baseline_numbers(report: Report) -> dict:
 def _difference(report: Report) -> str:
     profile = report.output.profile
     return profile.text_difference if profile and profile.text_difference else "first difference not recorded"
-
-
-def _fix_key(fix: Fix) -> str:
-    return json.dumps([fix.slug, fix.codemod, fix.args], sort_keys=True, default=str)
 
 
 def _last_line(text: str) -> str:

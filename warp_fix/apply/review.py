@@ -13,6 +13,14 @@ from warp_fix.apply.ledger import load_ledger_json
 from warp_fix.apply.worktree import UserRepo
 
 DELTA = re.compile(r"^\s*(-?[\d.]+)\s*->\s*(-?[\d.]+)")
+# Ledger names -> the trailer keys `log` shows them under.
+STRUCTURE_KEYS = {
+    "identities": "Identities",
+    "generated_source_bytes": "Source-Bytes",
+    "warm_builds": "Warm-Builds",
+    "lto_artifacts": "LTO-Artifacts",
+}
+TIMING_KEYS = {"cold module work": "Cold-Module-Ms", "compile elapsed": "Compile-Elapsed-Ms"}
 SEP = "\x1f"
 END = "\x1e"
 
@@ -40,6 +48,7 @@ class BranchLog:
     base_source: str  # "ledger" | "--base" | "merge-base with <ref>"
     rows: list[CommitRow] = field(default_factory=list)
     ledger_total: dict | None = None
+    ledger_commits: list[str] = field(default_factory=list)  # the commits apply kept, per its ledger
 
     @property
     def ours(self) -> list[CommitRow]:
@@ -50,13 +59,43 @@ class BranchLog:
         return [r for r in self.rows if not r.by_warp_fix]
 
     def totals(self) -> dict[str, tuple[float, float]]:
+        """The branch's totals: apply's own measurement of the head against the base when it covers exactly
+        these commits (the figures apply printed), else chained from the commits' trailers."""
+        measured = self._measured_totals()
+        return measured if measured is not None else self._chained_totals()
+
+    def totals_source(self) -> str:
+        """Which measurement the totals come from, in words, for the line that prints them."""
+        if self._measured_totals() is not None:
+            per_arm = (self.ledger_total or {}).get("per_arm")
+            return f"measured by apply: branch head against its base, interleaved, n={per_arm} per arm"
+        why = " (the apply ledger does not cover these commits)" if self.ledger_total else ""
+        return f"chained from the commits' trailers: each timing delta against its predecessor, summed{why}"
+
+    def _measured_totals(self) -> dict[str, tuple[float, float]] | None:
+        total = self.ledger_total
+        if not total or [r.sha for r in self.ours] != self.ledger_commits:
+            return None
+        totals: dict[str, tuple[float, float]] = {}
+        structure = total.get("structure", {})
+        for field_name, key in STRUCTURE_KEYS.items():
+            if field_name in structure:
+                before, after = structure[field_name]
+                totals[key] = (float(before), float(after))
+        for timing in total.get("timing", []):
+            key = TIMING_KEYS.get(timing["metric"])
+            if key and not timing.get("not_applicable"):
+                totals[key] = (timing["before_ms"], timing["after_ms"])
+        return totals
+
+    def _chained_totals(self) -> dict[str, tuple[float, float]]:
         """Identities etc. chain (first before -> last after); timings sum the per-commit deltas."""
         totals: dict[str, tuple[float, float]] = {}
-        for key in ("Identities", "Source-Bytes", "Warm-Builds"):
+        for key in STRUCTURE_KEYS.values():
             deltas = [d for r in self.ours if (d := r.delta(key))]
             if deltas:
                 totals[key] = (deltas[0][0], deltas[-1][1])
-        for key in ("Cold-Module-Ms", "Compile-Elapsed-Ms"):
+        for key in TIMING_KEYS.values():
             deltas = [d for r in self.ours if (d := r.delta(key))]
             if deltas:
                 totals[key] = (deltas[0][0], deltas[0][0] + sum(a - b for b, a in deltas))
@@ -78,6 +117,7 @@ class BranchLog:
                 for r in self.rows
             ],
             "totals": {k: list(v) for k, v in self.totals().items()},
+            "totals_source": self.totals_source(),
             "ledger_total": self.ledger_total,
         }
 
@@ -96,6 +136,7 @@ def branch_log(cwd: Path, branch: str | None = None, base: str | None = None) ->
     log = BranchLog(name, start, source, [_row(git, sha) for sha in shas])
     if ledger and ledger.get("total"):
         log.ledger_total = ledger["total"]
+        log.ledger_commits = [e["commit"] for e in ledger.get("entries", []) if e.get("outcome") == "kept"]
     return log
 
 

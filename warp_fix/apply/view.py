@@ -103,7 +103,9 @@ def _pair(pair) -> str:
 
 def _ms(numbers: Numbers, metric: str) -> str:
     t = numbers.timing_of(metric)
-    return f"{fmt_ms(t.before_ms)} → {fmt_ms(t.after_ms)} ms ±{fmt_ms(t.band_ms)}" if t else ""
+    if t is None:
+        return ""
+    return "n/a" if t.not_applicable else f"{fmt_ms(t.before_ms)} → {fmt_ms(t.after_ms)} ms ±{fmt_ms(t.band_ms)}"
 
 
 def print_log(log: BranchLog, console: Console) -> None:
@@ -146,7 +148,7 @@ def print_log(log: BranchLog, console: Console) -> None:
     if totals:
         text = ", ".join(f"{k} {b:.0f} -> {a:.0f}" for k, (b, a) in totals.items())
         console.print(
-            f"totals over {len(log.ours)} warp-fix commit(s) (timings: sum of per-commit deltas): {text}",
+            f"totals over {len(log.ours)} warp-fix commit(s) ({log.totals_source()}): {text}",
             markup=False,
             highlight=False,
         )

@@ -37,6 +37,20 @@ def not_applicable(slug: str, title: str, reason: str) -> Finding:
     return Finding(slug, NOT_APPLICABLE, title, reason)
 
 
+def option_origin(inputs: Inputs, module: str, key: str) -> str:
+    """Where the value a module's first build used for `key` came from: a call's line, or Warp's default."""
+    build = next((b for b in inputs.report.trace.builds if b.module == module), None)
+    if build is None:
+        return "not recorded"
+    source = build.option_source(key)
+    if source.kind == "default":
+        return "Warp's default"
+    name = {"config": "wp.config", "set_module_options": "wp.set_module_options"}.get(source.kind, source.kind)
+    if source.site is None:
+        return name
+    return f"{name} at {inputs.repo_file(source.site.file) or source.site.file}:{source.site.line}"
+
+
 def ms(value: float) -> str:
     return f"{value:,.0f} ms"
 

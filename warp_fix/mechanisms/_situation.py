@@ -12,8 +12,10 @@ from typing import Any
 from warp_fix.mechanisms._base import Inputs
 from warp_fix.report import (
     SCHEMA_VERSION,
+    CacheDirEvidence,
     CacheOp,
     KernelDef,
+    KernelSource,
     Launch,
     LoadCall,
     ModuleBuild,
@@ -75,6 +77,34 @@ def launch(
     )
 
 
+def kernel_source(
+    function: str,
+    file: str,
+    line: int = 10,
+    *,
+    kind: str = "file",
+    options: dict[str, Any] | None = None,
+    adjoint: bool = True,
+    created: Site | None = None,
+) -> KernelSource:
+    """A kernel of a build as the tracer attributes it: by its function's file and line."""
+    return KernelSource(
+        key=function, file=file, line=line, function=function, qualname=function, module_kind=kind,
+        options=dict(options or {}), enable_backward=adjoint, adjoint=adjoint, created=created,
+    )
+
+
+def sourced(module_build: ModuleBuild, *sources: KernelSource) -> ModuleBuild:
+    """`module_build` with the kernel sources the tracer records (kinds, files and adjoint count follow)."""
+    module_build.kernel_sources = list(sources)
+    module_build.kernels = [k.key for k in sources]
+    module_build.source_files = sorted({k.file for k in sources})
+    kinds = {k.module_kind for k in sources}
+    module_build.module_kind = kinds.pop() if len(kinds) == 1 else "mixed"
+    module_build.adjoint_kernels = sum(k.adjoint for k in sources)
+    return module_build
+
+
 def rebuild(module: str, kind: str, detail: str, *, site: Site | None = None, ms: float = 100.0) -> Rebuild:
     """A second build of `module`, explained by one reason of `kind` (kernel-added, option, ...)."""
     return Rebuild(
@@ -92,10 +122,13 @@ def option_change(
     has_kernels: bool = True,
     modules_existing: Sequence[str] = (),
     site: Site | None = None,
+    library_caller: Site | None = None,
 ) -> OptionChange:
+    """`library_caller`: the call was made inside an installed package, at that line (`site` led there)."""
     return OptionChange(
         seq=0, t_ms=0.0, kind=kind, target=target, values=values, old_values={}, target_loaded=loaded,
         target_has_kernels=has_kernels, modules_existing=list(modules_existing), site=site,
+        caller=library_caller or site, from_library=library_caller is not None,
     )
 
 
@@ -171,6 +204,7 @@ def run(
     cuda_toolkit: str = "",
     source: SourceIndex | None = None,
     command: Sequence[str] = ("python", "-m", "app"),
+    cache_dirs: CacheDirEvidence | None = None,
     **summary: Any,
 ) -> Inputs:
     """The Inputs of one measured run; `summary` overrides Summary fields (floats become one-sample Stats)."""
@@ -191,6 +225,6 @@ def run(
         schema_version=SCHEMA_VERSION, command=list(command), cwd=ROOT, label=None, warp_version="1.19.0",
         backend="cpu" if all(b.device == "cpu" for b in builds) else "cuda", samples=[], summary=Summary(**fields),
         trace=trace, warm_trace=Trace(), rebuilds=list(rebuilds),
-        output=Output(sha256="", head="", bytes=0, exit_code=0, deterministic=None),
+        output=Output(sha256="", head="", bytes=0, exit_code=0, deterministic=None), cache_dir_evidence=cache_dirs,
     )
     return Inputs(report, source if source is not None else index())

@@ -8,10 +8,12 @@ from collections.abc import Iterator
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, ms, ruled_out, runtime, static
-from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
-from warp_fix.scan.index import CacheOperation
+from warp_fix.model import FIRED, RULED_OUT, SAFE, Evidence, Finding, Fix, NotProposed, Proposal
+from warp_fix.report import CacheDirEvidence, CacheOp, Rebuild, Report, Trace
+from warp_fix.scan.index import CacheOperation, Value
 
 MAINTENANCE_WORDS = re.compile(r"rebuild|maint|clean|purge|reset|invalidate|wipe", re.IGNORECASE)
+CALLED_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")  # `helper(...)`: the name of the helper
 
 
 class CacheDiscarded(Mechanism):
@@ -24,87 +26,120 @@ class CacheDiscarded(Mechanism):
     def diagnose(self, inputs: Inputs) -> Finding:
         report = inputs.report
         summary = report.summary
-        executed = {}
+        per_run = _per_run_cache_dir(report)
+        executed: dict[tuple[str, int], str] = {}
+        helpers: set[str] = set()
         evidence = []
+        if per_run:
+            evidence.append(Evidence("runtime", per_run))
+        harmless: set[tuple[str | None, int]] = set()  # ran, but did not defeat the cache (a lasting directory)
         for op in report.trace.cache_ops:
-            if op.kind == "kernel_cache_dir" and not _temporary(op.value):
+            if op.kind == "kernel_cache_dir" and not _destroys(op, report):
+                if op.site is not None:
+                    harmless.add((inputs.repo_file(op.site.file), op.site.line))
                 continue
             evidence.append(runtime(f"{op.kind}({'' if op.value is None else op.value}) ran", op.site, inputs))
-            if op.site is not None:
-                file = inputs.repo_file(op.site.file)
-                if file:
-                    executed[(file, op.site.line)] = op.kind
+            if op.site is not None and (file := inputs.repo_file(op.site.file)):
+                executed[(file, op.site.line)] = op.kind
         incidental, maintenance = [], []
         for operation in inputs.index.cache_operations:
             if not operation.in_repo:
                 continue
-            if (operation.file, operation.line) in executed and not is_maintenance(operation):
+            ran = (operation.file, operation.line) in executed
+            if ran and not is_maintenance(operation, ran):
                 incidental.append(operation)
-            elif is_maintenance(operation) or (operation.file, operation.line) not in executed:
+                helpers.update(_helper_of(operation))
+            elif (operation.file, operation.line) not in harmless:
                 maintenance.append(operation)
-                evidence.append(
-                    static(
-                        f"{operation.kind} kept: maintenance path, not in the measured run",
-                        operation.file,
-                        operation.line,
-                    )
-                )
+                where = "guarded maintenance path" if ran else "maintenance path, not in the measured run"
+                evidence.append(static(f"{operation.kind} kept: {where}", operation.file, operation.line))
+        cleared = inputs.rebuilds_because("cache-cleared")
+        for rebuild in cleared:
+            for reason in rebuild.reasons:
+                if reason.kind == "cache-cleared":
+                    evidence.append(runtime(f"{rebuild.module}: {reason.detail}", reason.site, inputs))
+        relinks = lto_relinks(report.trace)
+        rebuilt = [r for r in cleared if not _relink_only(r)]  # the module itself compiled again
+        cold_cost = sum(r.module_ms for r in cleared)
         warm = summary.warm_builds if summary else 0
-        if not warm and not incidental:
+        if not warm and not incidental and not cleared:
             return ruled_out(
                 self.SLUG, self.TITLE, "the warm run compiled nothing: the cache is reused", evidence=evidence
             )
-        cost = summary.warm_module_ms.median if summary else 0.0
-        reason = (
-            f"the warm run still compiled {warm} module(s) ({ms(cost)})"
-            if warm
-            else f"{len(incidental)} cache-destroying statement(s) ran"
-        )
+        warm_cost = summary.warm_module_ms.median if summary else 0.0
+        parts = []
+        if warm:
+            parts.append(f"the warm run still compiled {warm} module(s) ({ms(warm_cost)})")
+        if cleared:
+            cold = summary.cold_module_ms.median if summary else 0.0
+            redone = [f"compile {len(rebuilt)} module(s) again"] if rebuilt else []
+            redone += [f"link {relinks} MathDx LTO build(s) again"] if relinks else []
+            parts.append(
+                f"a cache clear in the run made the cold run {' and '.join(redone) or 'build again'}"
+                f" ({ms(cold_cost)} of {ms(cold)} cold module work)"
+            )
+        if not parts:
+            parts.append(f"{len(incidental)} cache-destroying statement(s) ran")
+        if per_run:
+            parts.append("the kernel cache directory was per-run")
         return fired(
             self.SLUG,
             self.TITLE,
-            reason,
+            "; ".join(parts),
             evidence=evidence,
-            cost_ms=cost,
-            extra_builds=warm,
+            cost_ms=warm_cost + cold_cost,
+            extra_builds=warm + len(cleared),
             details={
                 "sites": [
                     {"file": o.file, "line": o.line, "kind": o.kind, "function": o.function} for o in incidental
                 ],
                 "maintenance": [{"file": o.file, "line": o.line, "function": o.function} for o in maintenance],
+                "helpers": sorted(helpers),
+                "warm_builds": warm,
+                "warm_ms": warm_cost,
+                "cold_rebuilds": len(rebuilt),
+                "lto_relinks": relinks,
+                "cold_ms": cold_cost,
             },
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        sites = finding.details.get("sites", [])
-        protected = sorted({m["function"] for m in finding.details.get("maintenance", []) if m.get("function")})
-        by_file: dict[str, list[int]] = {}
-        for site in sites:
-            by_file.setdefault(site["file"], []).append(site["line"])
-        for file, lines in by_file.items():
-            yield Fix(
-                id="",
-                slug=finding.slug,
-                title="Keep Warp's kernel cache between runs",
-                description="Removes statements in the run path that clear or bypass Warp's kernel cache, so a "
-                "second start reuses what the first compiled. Maintenance paths "
-                f"({', '.join(protected) or 'none found'}) keep clearing.",
-                safety=SAFE,
-                codemod="keep_cache",
-                args={"file": file, "lines": sorted(lines), "protected_functions": protected},
-                files=[file],
-                lines=[f"{file}:{line}" for line in sorted(lines)],
-                expected=f"the warm start compiles {finding.extra_builds} fewer module(s); "
-                f"~{finding.cost_ms:,.0f} ms of warm module work",
-                expected_builds_removed=finding.extra_builds,
-                expected_ms=finding.cost_ms,
-            )
-        if not by_file:
+        """One fix for every statement that ran: removing only some of them leaves the cache discarded."""
+        details = finding.details
+        sites = sorted({(site["file"], site["line"]) for site in details.get("sites", [])})
+        if not sites:
             yield NotProposed(
                 finding.slug,
                 "the cache is discarded, but no statement in the repository was seen doing "
                 "it in the measured run (an environment setting or library code?)",
             )
+            return
+        protected = sorted({m["function"] for m in details.get("maintenance", []) if m.get("function")})
+        files = sorted({file for file, _ in sites})
+        args: dict = (
+            {"file": files[0], "lines": [line for _, line in sites]}
+            if len(files) == 1
+            else {"sites": [{"file": file, "line": line} for file, line in sites]}
+        )
+        args["protected_functions"] = protected
+        if details.get("helpers"):
+            args["helpers"] = details["helpers"]
+        yield Fix(
+            id="",
+            slug=finding.slug,
+            title="Keep Warp's kernel cache between runs",
+            description="Removes statements in the run path that clear or bypass Warp's kernel cache, so a "
+            "second start reuses what the first compiled. Maintenance paths "
+            f"({', '.join(protected) or 'none found'}) keep clearing.",
+            safety=SAFE,
+            codemod="keep_cache",
+            args=args,
+            files=files,
+            lines=[f"{file}:{line}" for file, line in sites],
+            expected=_expected(details),
+            expected_builds_removed=finding.extra_builds,
+            expected_ms=finding.cost_ms,
+        )
 
     EXAMPLES = (
         Example(
@@ -119,6 +154,101 @@ class CacheDiscarded(Mechanism):
                     cache_operations=[
                         CacheOperation(file="app.py", line=5, kind="clear_kernel_cache"),
                         CacheOperation(file="app.py", line=9, function="rebuild", kind="clear_kernel_cache"),
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(("keep_cache", SAFE),),
+        ),
+        Example(
+            "a helper of the project points kernel_cache_dir at a mkdtemp() directory; the runs show it per-run",
+            case.run(
+                builds=[case.build("heatgrid.solver")],
+                cache_ops=[
+                    case.cache_op(
+                        "kernel_cache_dir", "/home/u/.scratch/heatgrid-1",
+                        site=case.site("heatgrid/env.py", 13, "use_private_kernel_cache"),
+                    )
+                ],
+                cache_dirs=CacheDirEvidence(
+                    cold="/home/u/.scratch/heatgrid-1", warm="/home/u/.scratch/heatgrid-2",
+                    cold_exists_after=False, warm_exists_after=False, per_run=True,
+                ),
+                warm_builds=1,
+                warm_module_ms=100.0,
+                source=case.index(
+                    files=["heatgrid/env.py"],
+                    cache_operations=[
+                        CacheOperation(
+                            file="heatgrid/env.py", line=13, function="use_private_kernel_cache",
+                            kind="config.kernel_cache_dir", value=Value("path", False),
+                        )
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(("keep_cache", SAFE),),
+        ),
+        Example(
+            "a per-run directory set in one file and a clear at start in another: one fix for both",
+            case.run(
+                builds=[case.build("app.sim")],
+                cache_ops=[
+                    case.cache_op("kernel_cache_dir", "/tmp/app-1", site=case.site("app/env.py", 6)),
+                    case.cache_op("clear_kernel_cache", site=case.site("app/__main__.py", 9, "main")),
+                ],
+                cache_dirs=CacheDirEvidence(
+                    cold="/tmp/app-1", warm="/tmp/app-2", cold_exists_after=False, warm_exists_after=False,
+                    per_run=True,
+                ),
+                warm_builds=1,
+                warm_module_ms=100.0,
+                source=case.index(
+                    files=["app/env.py", "app/__main__.py"],
+                    cache_operations=[
+                        CacheOperation(file="app/env.py", line=6, kind="config.kernel_cache_dir"),
+                        CacheOperation(file="app/__main__.py", line=9, function="main", kind="clear_kernel_cache"),
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(("keep_cache", SAFE),),
+        ),
+        Example(
+            "a fixed kernel_cache_dir under /tmp that the next run reuses does not discard anything",
+            case.run(
+                builds=[case.build("app")],
+                cache_ops=[case.cache_op("kernel_cache_dir", "/tmp/app-kernels", site=case.site("app.py", 4))],
+                cache_dirs=CacheDirEvidence(
+                    cold="/tmp/app-kernels", warm="/tmp/app-kernels", cold_exists_after=True, warm_exists_after=True,
+                    per_run=False,
+                ),
+                source=case.index(
+                    files=["app.py"],
+                    cache_operations=[CacheOperation(file="app.py", line=4, kind="config.kernel_cache_dir")],
+                ),
+            ),
+            RULED_OUT,
+        ),
+        Example(
+            "clear_lto_cache() between two stages makes the second module link the same MathDx GEMM again",
+            case.run(
+                builds=[
+                    case.build("mlp.encoder", device="cuda:0", lto_kinds=["dot"]),
+                    case.build("mlp.decoder", device="cuda:0", lto_kinds=["dot"]),
+                ],
+                rebuilds=[
+                    case.rebuild(
+                        "mlp.decoder", "cache-cleared",
+                        "MathDx LTO dot_16_16_16 compiled again (23000 ms): clear_lto_cache() in the run threw "
+                        "away its first link", site=case.site("mlp/__main__.py", 15, "infer"), ms=23000.0,
+                    )
+                ],
+                cache_ops=[case.cache_op("clear_lto_cache", site=case.site("mlp/__main__.py", 15, "infer"))],
+                source=case.index(
+                    files=["mlp/__main__.py"],
+                    cache_operations=[
+                        CacheOperation(file="mlp/__main__.py", line=15, function="infer", kind="clear_lto_cache")
                     ],
                 ),
             ),
@@ -148,13 +278,72 @@ class CacheDiscarded(Mechanism):
     )
 
 
-def is_maintenance(operation) -> bool:
-    """A clear that someone asked for (a --rebuild flag, a documented maintenance function)."""
+def is_maintenance(operation, ran: bool = False) -> bool:
+    """A clear that someone asked for (a --rebuild flag, a documented maintenance function).
+
+    A statement the measured run executed is judged by its guard and its function's name only: a helper run at
+    every start whose docstring says it "keeps $HOME clean" is no maintenance path.
+    """
     if operation.maintenance_guard:
         return True
-    texts = [operation.function or "", operation.function_doc or ""]
+    texts = [operation.function or ""] + ([] if ran else [operation.function_doc or ""])
     return any(MAINTENANCE_WORDS.search(text) for text in texts)
 
 
-def _temporary(path) -> bool:
-    return isinstance(path, str) and ("<private>" in path or "/tmp" in path or "Temp" in path)
+def _per_run_cache_dir(report: Report) -> str:
+    """What the runs themselves showed about the kernel cache directory ("" unless it was per-run)."""
+    evidence = report.cache_dir_evidence
+    if evidence is None or not evidence.per_run:
+        return ""
+    if evidence.cold != evidence.warm:
+        return f"the cold run compiled into {evidence.cold}, the warm run into {evidence.warm}"
+    return f"{evidence.cold} was gone once the cold run exited"
+
+
+def _destroys(op: CacheOp, report: Report) -> bool:
+    """A `kernel_cache_dir` assignment defeats the cache when the runs proved the directory per-run.
+
+    Reports from before the evidence was recorded fall back to how the path looks.
+    """
+    if report.cache_dir_evidence is not None:
+        return report.cache_dir_evidence.per_run
+    return isinstance(op.value, str) and ("<private>" in op.value or "/tmp" in op.value or "Temp" in op.value)
+
+
+def _relink_only(rebuild: Rebuild) -> bool:
+    """A build whose only cache-cleared reasons are MathDx links done again (the module was not rebuilt)."""
+    cleared = [reason for reason in rebuild.reasons if reason.kind == "cache-cleared"]
+    return rebuild.from_hash == rebuild.to_hash and all(r.detail.startswith("MathDx LTO") for r in cleared)
+
+
+def lto_relinks(trace: Trace) -> int:
+    """MathDx LTO symbols compiled again in one run: Warp links each once per cache, unless a clear threw it away."""
+    compiled = [event.symbol for event in trace.lto_builds if event.compiled and event.symbol]
+    return len(compiled) - len(set(compiled))
+
+
+def _helper_of(operation: CacheOperation) -> list[str]:
+    """The function that made the per-run directory: `= helper()`, or the function a local `path` lives in."""
+    if operation.kind != "config.kernel_cache_dir" or operation.value is None:
+        return []
+    source = operation.value.source.strip()
+    if called := CALLED_NAME.match(source):
+        return [called.group(1)]
+    if source.isidentifier() and operation.function:
+        return [operation.function]
+    return []
+
+
+def _expected(details: dict) -> str:
+    """What removing the statements saves, said in structure first: modules and LTO links no longer built."""
+    parts = []
+    if details.get("warm_builds"):
+        parts.append(
+            f"the warm start compiles {details['warm_builds']} fewer module(s) (~{details['warm_ms']:,.0f} ms of "
+            "warm module work)"
+        )
+    fewer = [f"{details['cold_rebuilds']} fewer module compile(s)"] if details.get("cold_rebuilds") else []
+    fewer += [f"{details['lto_relinks']} fewer MathDx LTO link(s)"] if details.get("lto_relinks") else []
+    if fewer:
+        parts.append(f"the cold start does {' and '.join(fewer)} (~{details['cold_ms']:,.0f} ms of cold module work)")
+    return "; ".join(parts) or "no measured cost attached (untested estimate: small)"

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import entry_file, fired, first_project_import, ruled_out, runtime
+from warp_fix.mechanisms._common import (
+    entry_file,
+    fired,
+    first_project_import,
+    option_origin,
+    ruled_out,
+    runtime,
+)
 from warp_fix.model import CONSENT, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
 from warp_fix.probe.inject._warp_fix_tracer import CREATION_TIME_OPTIONS  # the tracer's own list
 from warp_fix.scan.index import EntryPoint, ImportSite
@@ -22,11 +29,12 @@ class ConfigAfterImport(Mechanism):
     def diagnose(self, inputs: Inputs) -> Finding:
         ignored = []
         evidence = []
+        project = _project_modules(inputs)
         for change in inputs.report.trace.option_changes:
             if change.kind != "config":
                 continue
             for key, value in change.values.items():
-                stale = [m for m in change.modules_existing if not m.startswith("warp.")]
+                stale = [m for m in change.modules_existing if project(m)]
                 if key in CREATION_TIME_OPTIONS and stale:
                     evidence.append(
                         runtime(
@@ -41,6 +49,7 @@ class ConfigAfterImport(Mechanism):
                             "file": inputs.repo_file(change.site.file) if change.site else None,
                             "line": change.site.line if change.site else None,
                             "function": change.site.function if change.site else None,
+                            "origins": {m: option_origin(inputs, m, key) for m in stale},
                         }
                     )
         if not ignored:
@@ -75,9 +84,11 @@ class ConfigAfterImport(Mechanism):
                 id="",
                 slug=finding.slug,
                 title=f"Set wp.config.{item['key']} before the modules it must reach exist",
-                description=f"wp.config.{item['key']} = {item['value']!r} ran after {', '.join(item['modules'])} "
-                "were created, so they silently kept the old value. Setting it right after `import warp` in the entry "
-                "point makes it take effect: this changes those modules' options, hence consent.",
+                description=f"wp.config.{item['key']} = {item['value']!r} at {item['file']}:{item['line']} ran after "
+                f"{', '.join(item['modules'])} were created, so they silently kept the old value ("
+                + "; ".join(f"{m}: {origin}" for m, origin in item.get("origins", {}).items())
+                + "). Setting it before the entry point's first project import makes it take effect: this changes "
+                "those modules' options, hence consent.",
                 safety=CONSENT,
                 codemod="config_at_entry",
                 args=args,
@@ -125,6 +136,24 @@ class ConfigAfterImport(Mechanism):
             declined="no entry point was found",
         ),
         Example(
+            "set after an installed library's kernels were created, before any module of the project",
+            case.run(
+                builds=[case.build("sim.solver")],
+                kernel_defs=[
+                    case.kernel_def("integrate", "sim.solver", site=case.site("sim/solver.py", 8)),
+                    case.kernel_def("spmv", "fluidlib.ops", site=case.site("/venv/fluidlib/ops.py", 20)),
+                ],
+                option_changes=[
+                    case.option_change(
+                        "warp.config", {"enable_backward": False}, kind="config", modules_existing=["fluidlib.ops"],
+                        site=case.site("app/__main__.py", 3),
+                    )
+                ],
+                source=case.index(files=["app/__main__.py", "sim/solver.py"]),
+            ),
+            RULED_OUT,
+        ),
+        Example(
             "wp.config.enable_backward set before any module existed",
             case.run(
                 builds=[case.build("sim.solver")],
@@ -137,4 +166,25 @@ class ConfigAfterImport(Mechanism):
     )
 
 
+def _project_modules(inputs: Inputs) -> Callable[[str], bool]:
+    """Whether a Warp module holds kernels of the project (its files are in the repository).
 
+    An installed library imported before the setting (Warp's own modules included) is not the project's to
+    reorder: the entry-point fix goes before the first project import, so those modules would be flagged
+    again after it was kept. A module whose files the run did not record counts as the project's.
+    """
+    trace = inputs.report.trace
+    files: dict[str, set[str]] = {}
+    for kernel in trace.kernel_defs:
+        if kernel.site is not None:
+            files.setdefault(kernel.module, set()).add(kernel.site.file)
+    for build in trace.builds:
+        files.setdefault(build.module, set()).update(build.source_files)
+
+    def of_project(module: str) -> bool:
+        if module.startswith("warp."):
+            return False
+        known = files.get(module)
+        return not known or any(inputs.repo_file(file) for file in known)
+
+    return of_project

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
+from warp_fix.mechanisms._common import expected_effect, fired, ms, option_origin, ruled_out, runtime, static
 from warp_fix.model import CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 
 
@@ -18,14 +18,25 @@ class LateModuleOptions(Mechanism):
     CODEMODS = ("hoist_options",)
 
     def diagnose(self, inputs: Inputs) -> Finding:
-        changes = [c for c in inputs.report.trace.option_changes if c.kind != "config"]
-        late = [c for c in changes if c.target_loaded and c.target_has_kernels]
-        no_ops = [c for c in changes if not c.target_has_kernels]
-        rebuilds = [r for r in inputs.rebuilds_because("option") if not _only_config(r)]
+        own, library = [], []
+        for change in inputs.report.trace.option_changes:
+            if change.kind != "config":
+                (library if change.from_library else own).append(change)
+        targets_with_kernels = _modules_with_kernels(inputs)
+        no_ops = _once_per_site([c for c in own if c.target not in targets_with_kernels])
+        late = [c for c in own if c.target_loaded and c.target in targets_with_kernels]
+        library_only = {c.target for c in library} - {c.target for c in own}  # a package's own modules
+        rebuilds = [
+            r for r in inputs.rebuilds_because("option") if not _only_config(r) and r.module not in library_only
+        ]
         evidence = [runtime(f"{c.target}: {c.values} after its first build", c.site, inputs) for c in late]
         evidence += [
-            runtime(f"{c.target}: {c.values} targets a module with no kernels (no effect)", c.site, inputs)
+            runtime(f"{c.target}: {c.values} targets a module that never gets kernels (no effect)", c.site, inputs)
             for c in no_ops
+        ]
+        evidence += [
+            runtime(f"{c.target}: {c.values} set by an installed package, not by the project", c.caller, inputs)
+            for c in _once_per_site(library)
         ]
         calls = []
         for change in late:
@@ -47,6 +58,7 @@ class LateModuleOptions(Mechanism):
                     "non_constant_keys": list(call.non_constant_keys) if call else [],
                     "kind": change.kind,
                     "keys": sorted(change.values),
+                    "origins": {key: option_origin(inputs, change.target, key) for key in sorted(change.values)},
                     "differentiated": any(
                         launch.adjoint and launch.module == change.target for launch in inputs.report.trace.launches
                     ),
@@ -64,7 +76,8 @@ class LateModuleOptions(Mechanism):
         if not rebuilds and not late:
             reason = "no module's options changed after its first build"
             if no_ops:
-                reason += f"; {len(no_ops)} options call(s) target a module with no kernels (a no-op)"
+                where = ", ".join(f"{n['file'] or '?'}:{n['line']}" for n in noop_details)
+                reason += f"; options call(s) at {where} target a module with no kernels (a no-op)"
             return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence, details={"no_ops": noop_details})
         cost = sum(r.module_ms for r in rebuilds)
         return fired(
@@ -84,6 +97,12 @@ class LateModuleOptions(Mechanism):
                 f"options call at {noop['file']}:{noop['line']} targets module {noop['module']}, which "
                 "holds no kernels: a no-op. Making it effective would change the kernels' numerics, so it is left "
                 "for you to decide.",
+            )
+        if not finding.details.get("calls"):
+            yield NotProposed(
+                finding.slug,
+                "the options change behind the rebuild was not traced to an options call of the project "
+                "(why-rebuilt names what is known)",
             )
         seen = set()
         for call in finding.details.get("calls", []):
@@ -109,10 +128,12 @@ class LateModuleOptions(Mechanism):
                 f" Launches before the call ran with the old {', '.join(numerics)}; after the move every launch uses "
                 "the new value, which changes numerics: consent needed." if numerics else ""
             )
+            origins = "; ".join(f"{key} from {origin}" for key, origin in call.get("origins", {}).items())
             yield Fix(
                 id="", slug=finding.slug, title=f"Set {call['module']} options before its first build",
                 description=f"Moves the constant options call out of {call['function']}() to module scope, so module "
-                f"{call['module']} is built once with its final options instead of twice." + consent,
+                f"{call['module']} is built once with its final options instead of twice"
+                + (f" (its first build took {origins})." if origins else ".") + consent,
                 safety=CONSENT if numerics else SAFE, codemod="hoist_options",
                 args={"file": call["file"], "function": call["function"], "line": call["line"]},
                 files=[call["file"]], lines=[where], expected=expected_effect(finding),
@@ -169,14 +190,81 @@ class LateModuleOptions(Mechanism):
             declined="depend(s) on runtime values",
         ),
         Example(
-            "an options call on a module without kernels (all its kernels are unique) is a no-op",
+            "a module rebuilt for an option change that no traced call of the project made",
             case.run(
-                builds=[case.build("sim")],
-                option_changes=[case.option_change("sim", {"fast_math": True}, has_kernels=False)],
+                builds=[case.build("sim"), case.build("sim", options={"max_unroll": 4})],
+                rebuilds=[case.rebuild("sim", "option", "option max_unroll: 16 -> 4")],
+            ),
+            FIRED,
+            fixes=(),
+            declined="not traced to an options call",
+        ),
+        Example(
+            "an options call on a module that never gets kernels (all its kernels are unique) is a no-op",
+            case.run(
+                builds=[case.build("sum_kernel_f099199d")],
+                option_changes=[
+                    case.option_change(
+                        "reducers.ops", {"enable_backward": False}, has_kernels=False,
+                        site=case.site("reducers/ops.py", 28, "forward_only"),
+                    )
+                ],
+                source=case.index(files=["reducers/ops.py"]),
             ),
             RULED_OUT,
         ),
+        Example(
+            "a call at the top of a script, before its kernels exist, reaches the module built later",
+            case.run(
+                builds=[case.build("__main__", options={"enable_backward": False})],
+                option_changes=[
+                    case.option_change(
+                        "__main__", {"enable_backward": False}, loaded=False, has_kernels=False,
+                        site=case.site("app.py", 8),
+                    )
+                ],
+            ),
+            RULED_OUT,
+            fixes=(),
+        ),
+        Example(
+            "an installed package's own options call rebuilt its module: the package's business, not the project's",
+            case.run(
+                builds=[case.build("__main__"), case.build("fluidlib.ops"), case.build("fluidlib.ops")],
+                rebuilds=[case.rebuild("fluidlib.ops", "option", "option enable_backward: True -> False")],
+                option_changes=[
+                    case.option_change(
+                        "fluidlib.ops", {"enable_backward": False}, site=case.site("app.py", 6),
+                        library_caller=case.site("/venv/fluidlib/ops.py", 30),
+                    )
+                ],
+            ),
+            RULED_OUT,
+            fixes=(),
+        ),
     )
+
+
+def _modules_with_kernels(inputs: Inputs) -> set[str]:
+    """Warp modules that were built or got a kernel at any time in the run.
+
+    Whether the target had kernels is recorded when the call runs, so a call at the top of a file, before
+    the file's kernels, would look like a no-op; the whole run decides instead.
+    """
+    trace = inputs.report.trace
+    return {b.module for b in trace.builds} | {d.module for d in trace.kernel_defs}
+
+
+def _once_per_site(changes: list) -> list:
+    """One change per (target, line that made it): a call in a loop or a function run twice is one call."""
+    seen, unique = set(), []
+    for change in changes:
+        where = change.caller or change.site
+        key = (change.target, where.file if where else None, where.line if where else None)
+        if key not in seen:
+            seen.add(key)
+            unique.append(change)
+    return unique
 
 
 def _only_config(rebuild) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import fired, in_repo, not_applicable, ruled_out
+from warp_fix.mechanisms._common import fired, in_repo, not_applicable, option_origin, ruled_out
 from warp_fix.model import CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, NotProposed, Proposal
 
 # Warp's MathDx builders (warp._src.build.build_lto_<kind>) and the option that turns each one off.
@@ -27,26 +27,31 @@ class MathdxLto(Mechanism):
         if inputs.on_cpu_only:
             return not_applicable(self.SLUG, self.TITLE, "CPU run: MathDx LTO is CUDA-only")
         summary = inputs.report.summary
-        if summary is None or summary.lto_artifacts == 0:
+        events = [e for e in inputs.report.trace.lto_builds if e.compiled is not False]
+        if summary is None or (summary.lto_artifacts == 0 and not events):
             return ruled_out(self.SLUG, self.TITLE, "no LTO artifact was produced")
         modules = _lto_modules(inputs)
+        count = f"{len(events)} MathDx LTO build(s)" if events else f"{summary.lto_artifacts} LTO artifacts"
         native, module = summary.native_compile_ms.median, summary.cold_module_ms.median
         share = native / module if module else 1.0
         if share >= 0.5:
             return ruled_out(
                 self.SLUG,
                 self.TITLE,
-                f"{summary.lto_artifacts} LTO artifacts, but {share:.0%} of module time is "
+                f"{count}, but {share:.0%} of module time is "
                 "the native compiler: linking does not dominate",
             )
         names = ", ".join(m["module"] for m in modules) or "modules the tracer could not attribute"
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{summary.lto_artifacts} LTO artifacts ({names}); only {share:.0%} of module time in the native "
+            f"{count} ({names}); only {share:.0%} of module time in the native "
             "compiler: measure the build and the steady-state kernel time both ways",
             cost_ms=module - native,
-            details={"lto_artifacts": summary.lto_artifacts, "native_share": share, "modules": modules},
+            details={
+                "lto_artifacts": summary.lto_artifacts, "lto_builds": len(events), "native_share": share,
+                "modules": modules,
+            },
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
@@ -62,12 +67,13 @@ class MathdxLto(Mechanism):
                 yield NotProposed(finding.slug, f"{module}: the MathDx builders that ran were not recorded")
                 continue
             outside = item["module_ms"] - item["native_ms"]
+            origins = "; ".join(f"{o} now from {option_origin(inputs, module, o)}" for o in options)
             yield Fix(
                 id="", slug=finding.slug, title=f"Build {module} without MathDx",
                 description=f"{module} links {item['lto_builds']} MathDx LTO build(s); "
                 f"{', '.join(f'{o}=False' for o in options)} at module scope trades that build time for slower "
                 "kernels (Warp's own tile code instead of cuBLASDx/cuSolverDx/cuFFTDx). apply measures the build "
-                "and the steady-state kernel time both ways; keeping it needs consent.",
+                f"and the steady-state kernel time both ways; keeping it needs consent ({origins}).",
                 safety=CONSENT, codemod="module_options",
                 args={"file": file, "options": dict.fromkeys(options, False), "replace": True}, files=[file],
                 expected=f"{outside:.0f} ms of the module's {item['module_ms']:.0f} ms build is outside the native "
@@ -105,18 +111,24 @@ class MathdxLto(Mechanism):
 
 
 def _lto_modules(inputs: Inputs) -> list[dict]:
-    """Per module that ran MathDx builders: LTO builds, the options that would turn them off, and its cost."""
+    """Per module that ran MathDx builders: LTO builds, the options that would turn them off, and its cost.
+
+    The build_lto_* calls of the run are counted as events where the tracer recorded them (a symbol linked
+    twice counts twice, one taken from Warp's LTO cache not at all); else the per-build counts.
+    """
+    events = [e for e in inputs.report.trace.lto_builds if e.compiled is not False]
     found: dict[str, dict] = {}
     for build in inputs.user_builds():
-        if not build.lto_builds:
+        kinds = [e.kind for e in events if e.module == build.module] if events else build.lto_kinds
+        if not kinds and not build.lto_builds:
             continue
         entry = found.setdefault(
             build.module, {"module": build.module, "lto_builds": 0, "module_ms": 0.0, "native_ms": 0.0, "options": []}
         )
-        entry["lto_builds"] += build.lto_builds
+        entry["lto_builds"] = len(kinds) if events else entry["lto_builds"] + build.lto_builds
         entry["module_ms"] += build.module_ms
         entry["native_ms"] += build.native_ms
-        for kind in build.lto_kinds:
+        for kind in kinds:
             option = OPTION_OF_KIND.get(kind)
             if option and option not in entry["options"]:
                 entry["options"].append(option)

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import fired, ruled_out, runtime
-from warp_fix.model import ADVISORY, FIRED, RULED_OUT, Finding, Fix, Proposal
+from warp_fix.mechanisms._common import fired, option_origin, ruled_out, runtime
+from warp_fix.model import ADVISORY, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
 from warp_fix.scan.index import ConfigAssignment, Value
 
 
@@ -31,17 +31,28 @@ class PrecompiledHeader(Mechanism):
                 f"{len(off)} CUDA build(s) ran without precompiled headers, but CUDA toolkit {toolkit} "
                 "ignores the setting: nothing to gain",
             )
-        settings = [
-            c
-            for c in inputs.report.trace.option_changes
-            if c.kind == "config" and "use_precompiled_headers" in c.values
-        ]
+        # where the value came from, as each build recorded it (a wp.config line set before any module existed
+        # leaves no option change behind)
+        sites = {
+            (source.site.file, source.site.line): source.site
+            for b in off
+            if (source := b.option_source("use_precompiled_headers")).site is not None
+        }
+        sites.update(
+            {
+                (c.site.file, c.site.line): c.site
+                for c in inputs.report.trace.option_changes
+                if c.kind == "config" and "use_precompiled_headers" in c.values and c.site is not None
+            }
+        )
         static = [a for a in inputs.index.config_assignments_for("use_precompiled_headers") if a.in_repo]
+        origin = option_origin(inputs, off[0].module, "use_precompiled_headers")
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{len(off)} build(s) ran without precompiled headers",
-            evidence=[runtime("wp.config.use_precompiled_headers = False", c.site, inputs) for c in settings],
+            f"{len(off)} build(s) ran without precompiled headers"
+            + (f" (set by {origin})" if origin.startswith("wp.config") else ""),
+            evidence=[runtime("wp.config.use_precompiled_headers = False", site, inputs) for site in sites.values()],
             details={"assignments": [{"file": a.file, "line": a.line, "function": a.function} for a in static]},
         )
 
@@ -60,6 +71,12 @@ class PrecompiledHeader(Mechanism):
                 lines=[f"{item['file']}:{item['line']}"],
                 expected="untested estimate: most of the per-module native compile time on CPU",
             )
+        if not finding.details.get("assignments"):
+            yield NotProposed(
+                finding.slug,
+                "no statement of the repository sets wp.config.use_precompiled_headers = False "
+                "(an installed package or the environment does): nothing of the project to change",
+            )
 
     EXAMPLES = (
         Example(
@@ -77,6 +94,13 @@ class PrecompiledHeader(Mechanism):
             ),
             FIRED,
             fixes=((None, ADVISORY),),
+        ),
+        Example(
+            "precompiled headers off, but no statement of the repository turns them off",
+            case.run(builds=[case.build("sim", options={"use_precompiled_headers": False})]),
+            FIRED,
+            fixes=(),
+            declined="nothing of the project to change",
         ),
         Example(
             "CUDA builds without precompiled headers on toolkit 13, which ignores the setting",

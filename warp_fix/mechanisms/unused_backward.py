@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import asdict
 
 from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._attribution import LIBRARY, ModuleSource, Provenance, module_source, option_provenance
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
     entry_file,
@@ -17,8 +19,9 @@ from warp_fix.mechanisms._common import (
     static,
 )
 from warp_fix.model import ADVISORY, CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
-from warp_fix.report import Report
-from warp_fix.scan.index import EntryPoint, SourceIndex, TapeUse
+from warp_fix.report import ModuleBuild
+from warp_fix.scan.differentiation import Differentiation, differentiated_kernels
+from warp_fix.scan.index import EntryPoint, FunctionCalls, LaunchSite, TapeUse, Value
 
 
 class UnusedBackward(Mechanism):
@@ -26,38 +29,44 @@ class UnusedBackward(Mechanism):
     CS = "CS-10"
     TITLE = "backward (adjoint) code compiled but never used"
     SAFETY = (SAFE, CONSENT, ADVISORY)
-    CODEMODS = ("module_options", "config_at_entry")
+    CODEMODS = ("module_options", "call_site_argument", "config_at_entry")
 
     def diagnose(self, inputs: Inputs) -> Finding:
         trace = inputs.report.trace
         differentiated = {launch.module for launch in trace.launches if launch.adjoint}
-        tape_files = {t.file for t in inputs.index.tapes if t.in_repo}
-        tape_files |= {inputs.repo_file(t.site.file) for t in trace.tapes if t.site}
-        launched_from = {}
+        tape_files = {inputs.repo_file(t.site.file) for t in trace.tapes if t.site}
+        launched_from: dict[str, set[str | None]] = {}
         for launch in trace.launches:
             if launch.site:
                 launched_from.setdefault(launch.module, set()).add(inputs.repo_file(launch.site.file))
-        unused, kept = [], []
+        anywhere = differentiated_kernels(inputs.index)
+        unused, kept, off_per_kernel, elsewhere = [], [], [], {}
         final = {build.module: build for build in inputs.user_builds()}  # the options it ended up with
         for build in final.values():
-            if not build.options.get("enable_backward"):
+            if not _generates_adjoint(build):
+                if build.options.get("enable_backward"):
+                    off_per_kernel.append(build.module)
                 continue
-            near_tape = launched_from.get(build.module, set()) & tape_files
-            if build.module in differentiated or near_tape:
+            if build.module in differentiated or launched_from.get(build.module, set()) & tape_files:
                 kept.append(build.module)
-            elif build.module not in unused:
-                unused.append(build.module)
+                continue
+            unused.append(build.module)
+            origin = _differentiated_by(build, anywhere)
+            if origin:
+                elsewhere[build.module] = origin
         evidence = [runtime(f"{m}: differentiated by a tape, backward kept", None) for m in sorted(set(kept))]
         evidence += [static("wp.Tape used here", t.file, t.line) for t in inputs.index.tapes if t.in_repo]
+        evidence += [runtime(f"{m}: backward already off per kernel (no adjoint code)", None) for m in off_per_kernel]
         if not unused:
-            return ruled_out(
-                self.SLUG,
-                self.TITLE,
-                "every module with backward enabled is differentiated (or none has it)",
-                evidence=evidence,
-            )
+            reason = "every module with backward enabled is differentiated (or none has it)"
+            if off_per_kernel:
+                reason = f"already off per kernel: no kernel of {', '.join(off_per_kernel)} generates adjoint code"
+            return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence)
         cost = sum(final[m].module_ms for m in unused)
-        evidence += [runtime(f"{m}: backward enabled, no adjoint launch, no tape", None) for m in unused]
+        provenance = {m: option_provenance(final[m], "enable_backward", inputs) for m in unused}
+        for module in unused:
+            detail = f"{module}: backward generated, no adjoint launch or tape in this run"
+            evidence.append(runtime(f"{detail}; {provenance[module].describe()}", None))
         return fired(
             self.SLUG,
             self.TITLE,
@@ -67,64 +76,90 @@ class UnusedBackward(Mechanism):
             details={
                 "modules": unused,
                 "differentiated": sorted(set(kept)),
-                "repo_uses_tape": bool(tape_files - {None}),
+                "differentiated_elsewhere": elsewhere,
+                "off_per_kernel": off_per_kernel,
+                "provenance": {m: asdict(p) for m, p in provenance.items()},
+                "repo_uses_tape": any(t.in_repo for t in inputs.index.tapes) or bool(tape_files - {None}),
             },
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        """Per module where the module is the repo's own file; process-wide (consent) only for library modules."""
-        report, index = inputs.report, inputs.index
-        modules = finding.details.get("modules", [])
-        own = {m: index.file_of_module(m) for m in modules}
-        for module, file in own.items():
-            if file is None or not in_repo(index, file):
-                continue
-            yield Fix(
-                id="", slug=finding.slug, title=f"Turn off backward code in {module}",
-                description=f"No tape or adjoint launch touches {module}; the module option enable_backward=False "
-                "at module scope stops generating and compiling its adjoint code (the per-kernel flag would still "
-                "link adjoint GEMMs in tile modules).",
-                safety=SAFE, codemod="module_options", args={"file": file, "options": {"enable_backward": False}},
-                files=[file], expected=f"less generated source and native compile time in {module} (untested estimate)",
-                allow_options=["enable_backward"],
-            )
-        library = []
-        for module, file in own.items():
-            if file is not None and in_repo(index, file):
-                continue
-            if _kernels_in_repo(report, index, module):
-                yield NotProposed(finding.slug, f"{module} is a module=\"unique\" kernel of the repository: give its "
-                                  'decorator module_options={"enable_backward": False} if it is never differentiated')
-            else:
+        """Per module at the place that decides its option; process-wide at the entry point (consent) when a
+        library owns the module or other code of the repository differentiates it."""
+        final = {build.module: build for build in inputs.user_builds()}
+        elsewhere = finding.details.get("differentiated_elsewhere", {})
+        process_wide, library, seen = [], [], set()
+        for module in finding.details.get("modules", []):
+            build = final[module]
+            source = module_source(build, inputs) or _source_from_index(build, inputs)
+            if source.kind == LIBRARY:
                 library.append(module)
-        if not library:
+                continue
+            if module in elsewhere:
+                process_wide.append(module)
+                continue
+            provenance = option_provenance(build, "enable_backward", inputs)
+            proposals = [_per_module_fix(finding, module, source, provenance, inputs)]
+            if build.lto_builds and provenance.kind in ("factory-parameter", "decorator"):
+                # a tile module links adjoint GEMMs until its module option is off, whatever its kernels say
+                module_level = Provenance("enable_backward", build.option_source("enable_backward").kind)
+                proposals.append(_per_module_fix(finding, module, source, module_level, inputs))
+            for proposal in proposals:
+                key = repr(proposal.args) if isinstance(proposal, Fix) else proposal.reason
+                if key not in seen:
+                    seen.add(key)
+                    yield proposal
+        if process_wide or library:
+            yield from self._process_wide(finding, inputs, process_wide, library, final)
+
+    def _process_wide(
+        self,
+        finding: Finding,
+        inputs: Inputs,
+        repo_modules: list[str],
+        library: list[str],
+        final: dict[str, ModuleBuild],
+    ) -> Iterator[Proposal]:
+        """One `wp.config.enable_backward = False` at the measured entry point, for modules that cannot be
+        changed themselves: a library's, or one another entry point of the repository differentiates."""
+        report, index = inputs.report, inputs.index
+        elsewhere = finding.details.get("differentiated_elsewhere", {})
+        why = "; ".join(f"{m} is differentiated by {elsewhere[m]}" for m in repo_modules)
+        if finding.details.get("differentiated") or report.trace.tapes:
+            if repo_modules:
+                yield NotProposed(finding.slug, f"{why}, and the measured command differentiates other modules "
+                                  "itself: backward cannot be turned off process-wide, nor per module")
+            if library:
+                yield _library_advice(finding, library)
             return
-        if finding.details.get("repo_uses_tape") or finding.details.get("differentiated"):
-            yield Fix(
-                id="", slug=finding.slug, title="Turn off backward code in library modules no tape differentiates",
-                description=f"A tape is in use, so backward cannot be turned off process-wide; {', '.join(library)} "
-                "belong to a library: set their enable_backward option from your code if they are never differentiated "
-                "(advisory).",
-                safety=ADVISORY, codemod=None, expected=expected_effect(finding, 0),
-            )
+        if library and not repo_modules and finding.details.get("repo_uses_tape"):
+            yield _library_advice(finding, library)
             return
         entry = entry_file(report, index)
         if entry is None:
-            yield NotProposed(
-                finding.slug, "library modules compile unused backward code, but no entry point was found"
-            )
+            yield NotProposed(finding.slug, "modules compile unused backward code, but no entry point was found")
             return
+        if differentiated_kernels(index).reaches(entry):
+            yield NotProposed(finding.slug, f"{why or 'a tape is in use'}; the entry point {entry} itself can run "
+                              "code under a tape, so backward cannot be turned off there")
+            return
+        modules = repo_modules + library
+        files = [f for m in repo_modules for f in _files_of(final[m], inputs)]
+        python_modules = [p for p in map(index.python_module_of, files) if p]
         args = {"file": entry, "name": "enable_backward", "value": False}
-        target = first_project_import(index, entry, library)
+        # the entry may not mention warp (never parsed): then the codemod looks for the module's import itself
+        target = first_project_import(index, entry, [*python_modules, *library]) or next(iter(python_modules), None)
         if target:
             args["before_import"] = target
+        reason = (f"{why}: turning backward off in the module itself would break that code, so it is turned off "
+                  "only in the measured command's process. " if repo_modules else "")
         yield Fix(
             id="", slug=finding.slug, title="Turn off backward code nobody uses, process-wide",
-            description=f"No tape or adjoint launch touches the library modules {', '.join(library)}; "
-            "wp.config.enable_backward = False at the entry point, before the library imports, stops generating "
-            "and compiling their adjoint code. Process-wide, hence consent.",
+            description=f"{reason}No tape or adjoint launch of the measured command touches {', '.join(modules)}; "
+            f"wp.config.enable_backward = False at the entry point {entry}, before the first import of the code that "
+            "creates them, stops generating and compiling their adjoint code. Process-wide, hence consent.",
             safety=CONSENT, codemod="config_at_entry", args=args, files=[entry],
-            expected=f"less generated source and native compile time in {len(library)} module(s) (untested estimate)",
+            expected=f"less generated source and native compile time in {len(modules)} module(s) (untested estimate)",
             allow_options=["enable_backward"],
         )
 
@@ -173,6 +208,104 @@ class UnusedBackward(Mechanism):
             RULED_OUT,
         ),
         Example(
+            "a script run as `python wave.py`: its module is __main__, attributed to the script by its kernels",
+            case.run(
+                builds=[case.sourced(case.build("__main__"), case.kernel_source("wave_solve", "wave.py", 49))],
+                source=case.index(files=["wave.py"]),
+                command=("python", "wave.py"),
+            ),
+            FIRED,
+            fixes=(("module_options", SAFE),),
+        ),
+        Example(
+            "a string-named module spanning two files: its option is set by name",
+            case.run(
+                builds=[case.sourced(
+                    case.build("solver.prepare"),
+                    case.kernel_source("predict", "cloth/prepare.py", 6, kind="named"),
+                    case.kernel_source("project", "cloth/constraints.py", 6, kind="named"),
+                )],
+                source=case.index(files=["cloth/prepare.py", "cloth/constraints.py"]),
+            ),
+            FIRED,
+            fixes=(("module_options", SAFE),),
+        ),
+        Example(
+            "a factory passes enable_backward=True from its caller: the call site changes, not the module",
+            case.run(
+                builds=[case.sourced(case.build("smoothing.factory"), case.kernel_source(
+                    "smooth", "smoothing/factory.py", 10, options={"enable_backward": True},
+                    created=case.site("smoothing/factory.py", 10, "make_filter", ["smoothing/filters.py:5:<module>"]),
+                ))],
+                source=case.index(
+                    files=["smoothing/factory.py", "smoothing/filters.py"],
+                    kernels=[case.kernel(
+                        "smooth", "smoothing/factory.py", 11, enclosing_functions=["make_filter"],
+                        at_module_scope=False, enable_backward=Value("enable_backward", False),
+                    )],
+                ),
+            ),
+            FIRED,
+            fixes=(("call_site_argument", SAFE),),
+        ),
+        Example(
+            "every kernel declares enable_backward=False: already off per kernel",
+            case.run(builds=[case.sourced(
+                case.build("imgops.color"),
+                case.kernel_source("to_gray", "imgops/color.py", options={"enable_backward": False}, adjoint=False),
+            )]),
+            RULED_OUT,
+        ),
+        Example(
+            "a tile module whose kernels say enable_backward=False still links adjoint GEMMs: the module option",
+            case.run(
+                builds=[case.sourced(
+                    case.build("mlp.encoder", device="cuda:0", lto_kinds=["dot"]),
+                    case.kernel_source("encode", "mlp/encoder.py", options={"enable_backward": False}, adjoint=False),
+                )],
+                source=case.index(files=["mlp/encoder.py"]),
+            ),
+            FIRED,
+            fixes=(("module_options", SAFE),),
+        ),
+        Example(
+            "a tile module whose factory caller asks for backward: the call site, and the module option too",
+            case.run(
+                builds=[case.sourced(case.build("mlp.layers", device="cuda:0", lto_kinds=["dot"]), case.kernel_source(
+                    "dense", "mlp/layers.py", 10, options={"enable_backward": True},
+                    created=case.site("mlp/layers.py", 10, "make_dense", ["mlp/model.py:7:<module>"]),
+                ))],
+                source=case.index(
+                    files=["mlp/layers.py", "mlp/model.py"],
+                    kernels=[case.kernel(
+                        "dense", "mlp/layers.py", 11, enclosing_functions=["make_dense"],
+                        at_module_scope=False, enable_backward=Value("enable_backward", False),
+                    )],
+                ),
+            ),
+            FIRED,
+            fixes=(("call_site_argument", SAFE), ("module_options", SAFE)),
+        ),
+        Example(
+            "forward-only in the measured command, differentiated by a script elsewhere: process-wide at the entry",
+            case.run(
+                builds=[case.sourced(case.build("beams.model"), case.kernel_source("deflection", "beams/model.py"))],
+                source=case.index(
+                    files=["beams/__main__.py", "beams/model.py", "scripts/calibrate.py"],
+                    entry_points=[EntryPoint(kind="main_module", file="beams/__main__.py")],
+                    tapes=[TapeUse(file="scripts/calibrate.py", line=30, function="calibrate", kind="tape")],
+                    calls=[FunctionCalls(file="scripts/calibrate.py", line=23, function="calibrate",
+                                         callees=["Tape", "predict"]),
+                           FunctionCalls(file="beams/model.py", line=22, function="predict", callees=["launch"])],
+                    launches=[LaunchSite(file="beams/model.py", line=25, function="predict", kind="launch",
+                                         kernel="deflection")],
+                    kernels=[case.kernel("deflection", "beams/model.py")],
+                ),
+            ),
+            FIRED,
+            fixes=(("config_at_entry", CONSENT),),
+        ),
+        Example(
             "the only module with backward code is differentiated by an adjoint launch",
             case.run(builds=[case.build("sim")], launches=[case.launch("step", "sim", adjoint=True)]),
             RULED_OUT,
@@ -180,7 +313,103 @@ class UnusedBackward(Mechanism):
     )
 
 
-def _kernels_in_repo(report: Report, index: SourceIndex, module: str) -> bool:
-    keys = {k for b in report.trace.builds if b.module == module for k in b.kernels}
-    names = {key.split(".")[-1].split("__locals__")[-1] for key in keys}
-    return any(k.in_repo for k in index.kernels if k.name in names)
+def _per_module_fix(
+    finding: Finding, module: str, source: ModuleSource, provenance: Provenance, inputs: Inputs
+) -> Proposal:
+    """The edit at the place that decides the module's enable_backward, by the module's shape."""
+    why = f"No tape or adjoint launch touches {module} ({provenance.describe()})"
+    expected = f"less generated source and native compile time in {module} (untested estimate)"
+    if provenance.kind == "factory-parameter":
+        file, line = (provenance.call_site or ":").rsplit(":", 1)
+        if not file or not in_repo(inputs.index, file):
+            return NotProposed(finding.slug, f"{why}: the factory call that passes it is not in the repository")
+        return Fix(
+            id="", slug=finding.slug, title=f"Pass enable_backward=False to {provenance.callee}() at {file}:{line}",
+            description=f"{why}; the value is chosen where {provenance.callee}() is called, so it is changed there "
+            "and the factory's default stays for its other callers.",
+            safety=SAFE, codemod="call_site_argument", files=[file], expected=expected,
+            args={"file": file, "line": int(line), "callee": provenance.callee, "keyword": "enable_backward",
+                  "value": False},
+            allow_options=["enable_backward"],
+        )
+    if provenance.kind == "decorator":
+        return NotProposed(finding.slug, f"{why}: its kernel asks for enable_backward=True itself at "
+                           f"{provenance.site}; drop that if nothing differentiates it")
+    args: dict = {"file": source.files[0], "options": {"enable_backward": False}}
+    if source.kind == "named":
+        args["module"] = module
+        where = f'wp.set_module_options({{"enable_backward": False}}, module="{module}")'
+    elif source.kind == "unique":
+        kernel = _kernel_name(source, inputs)
+        if kernel is None:
+            return NotProposed(finding.slug, f"{why}: its module=\"unique\" kernel has no definition the scan knows")
+        args["kernel"] = kernel
+        where = f'module_options={{"enable_backward": False}} on {kernel}'
+    elif source.kind == "file":
+        where = 'wp.set_module_options({"enable_backward": False}) at module scope'
+    else:
+        return NotProposed(finding.slug, f"{why}: its kernels come from modules of different kinds ({source.files})")
+    if provenance.kind in ("set_module_options", "module_options", "options.update") and provenance.site:
+        args["replace"] = True
+    return Fix(
+        id="", slug=finding.slug, title=f"Turn off backward code in {module}",
+        description=f"{why}; {where} in {args['file']} stops generating and compiling its adjoint code (the "
+        "per-kernel flag would still link adjoint GEMMs in tile modules).",
+        safety=SAFE, codemod="module_options", args=args, files=[args["file"]], expected=expected,
+        allow_options=["enable_backward"],
+    )
+
+
+def _library_advice(finding: Finding, library: list[str]) -> Fix:
+    return Fix(
+        id="", slug=finding.slug, title="Turn off backward code in library modules no tape differentiates",
+        description=f"A tape is in use, so backward cannot be turned off process-wide; {', '.join(library)} "
+        "belong to a library: set their enable_backward option from your code if they are never differentiated "
+        "(advisory).",
+        safety=ADVISORY, codemod=None, expected=expected_effect(finding, 0),
+    )
+
+
+def _generates_adjoint(build: ModuleBuild) -> bool:
+    """What Warp compiled: a kernel's own enable_backward=False overrides the module option, except in a tile
+    module, which still links adjoint GEMMs (MathDx) while the module option is on."""
+    if build.adjoint_kernels is None or (build.lto_builds and build.options.get("enable_backward")):
+        return bool(build.options.get("enable_backward"))
+    return build.adjoint_kernels > 0
+
+
+def _differentiated_by(build: ModuleBuild, anywhere: Differentiation) -> str | None:
+    """The tape or adjoint launch anywhere in the repository that reaches one of the build's kernels."""
+    names = {k.function.split(".")[-1] for k in build.kernel_sources}
+    names |= {key.split(".")[-1].split("__locals__")[-1] for key in build.kernels}
+    origin = next((anywhere.kernels[n] for n in sorted(names) if n in anywhere.kernels), None)
+    if origin:
+        return origin
+    if anywhere.unresolved:
+        return f"a tape whose launch at {anywhere.unresolved[0]} the scan cannot resolve to a kernel"
+    return None
+
+
+def _kernel_name(source: ModuleSource, inputs: Inputs) -> str | None:
+    """The function name the unique kernel is declared with (a factory may rename `__qualname__`)."""
+    kernel = source.kernels[0]
+    file = inputs.repo_file(kernel.file)
+    defined = (k for k in inputs.index.kernels if k.file == file and kernel.line in (k.line, k.decorator_line))
+    static = next(defined, None)
+    if static is not None:
+        return static.name
+    # `wp.kernel(fn, module="unique")` called as a function: the plain def at the kernel's line
+    function = next((c.function for c in inputs.index.calls if c.file == file and c.line == kernel.line), None)
+    return function.split(".")[-1] if function else None
+
+
+def _files_of(build: ModuleBuild, inputs: Inputs) -> list[str]:
+    return [f for f in (inputs.repo_file(k.file) for k in build.kernel_sources) if f]
+
+
+def _source_from_index(build: ModuleBuild, inputs: Inputs) -> ModuleSource:
+    """For reports without kernel sources: the file whose Python module has the build's name."""
+    file = inputs.index.file_of_module(build.module)
+    if file is not None and in_repo(inputs.index, file):
+        return ModuleSource("file", [file])
+    return ModuleSource(LIBRARY)

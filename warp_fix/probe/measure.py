@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warp_fix.probe.inventory import take_inventory
+from warp_fix.probe.keyuses import kernel_key_uses
 from warp_fix.probe.logparse import builds_from_log
 from warp_fix.probe.output import merge_profiles
 from warp_fix.probe.runner import ProbeError, ProcessRun, Sandbox, run_process
@@ -84,6 +85,7 @@ def _run_sample(index: int, command, cwd: Path, timeout, base_env) -> RunPair:
         cold_cache = _cache_dir_used(cold_trace)
         cold_cache_exists = cold_cache is not None and os.path.isdir(cold_cache)
         inventory = take_inventory(cold_trace, sandbox.root, since)
+        key_uses = kernel_key_uses(cold_trace)
         warm = None
         warm_trace = Trace()
         if cold.exit_code == 0:
@@ -97,7 +99,7 @@ def _run_sample(index: int, command, cwd: Path, timeout, base_env) -> RunPair:
         cache_dirs = cache_dir_evidence(
             cold_cache, cold_cache_exists, warm_cache, warm_cache is not None and os.path.isdir(warm_cache), sandbox
         )
-        sample = _sample(index, cold, warm, cold_trace, warm_trace, inventory)
+        sample = _sample(index, cold, warm, cold_trace, warm_trace, inventory, key_uses)
         return RunPair(sample, cold, warm, cold_trace, warm_trace, facts, inventory.outside_dirs, cache_dirs)
     finally:
         sandbox.remove()
@@ -135,7 +137,9 @@ def _trace(run: ProcessRun, cwd: Path) -> tuple[Trace, TraceFacts]:
     return trace, facts
 
 
-def _sample(index, cold: ProcessRun, warm, cold_trace: Trace, warm_trace: Trace, inventory) -> Sample:
+def _sample(
+    index, cold: ProcessRun, warm, cold_trace: Trace, warm_trace: Trace, inventory, key_uses: dict[str, int]
+) -> Sample:
     error = None
     if cold.timed_out or (warm is not None and warm.timed_out):
         error = "timed out"
@@ -163,6 +167,8 @@ def _sample(index, cold: ProcessRun, warm, cold_trace: Trace, warm_trace: Trace,
         lto_artifacts=inventory.lto_artifacts,
         warm_builds=sum(1 for b in warm_trace.builds if b.status == "compiled"),
         kernel_ms=round(sum(t.ms for t in warm_trace.kernel_times), 4) if warm_trace.kernel_times else None,
+        kernel_key_uses=key_uses,
+        lto_builds=sum(1 for event in cold_trace.lto_builds if event.compiled is not False),
     )
 
 
@@ -237,21 +243,41 @@ def _summary(good: list[RunPair]) -> Summary:
         generated_source_bytes=first.sample.generated_source_bytes,
         lto_artifacts=first.sample.lto_artifacts,
         warm_builds=first.sample.warm_builds,
+        kernel_key_uses=first.sample.kernel_key_uses,
+        lto_builds=first.sample.lto_builds,
     )
 
 
-def timing_stats(samples: list[Sample]) -> dict[str, Stat | None]:
+def timing_stats(samples: list[Sample]) -> dict[str, Stat | str | None]:
     """The Summary's timing fields over good samples (kernel time: None when kernel timing was off)."""
     kernel = [s.kernel_ms for s in samples if s.kernel_ms is not None]
+    elapsed, elapsed_na = compile_elapsed(samples)
     return {
         "cold_module_ms": stat([s.cold_module_ms for s in samples]),
         "native_compile_ms": stat([s.native_compile_ms for s in samples]),
         "cold_wall_ms": stat([s.cold_wall_ms for s in samples]),
         "warm_wall_ms": stat([s.warm_wall_ms for s in samples]),
-        "compile_elapsed_ms": stat([s.cold_wall_ms - s.warm_wall_ms for s in samples]),
+        "compile_elapsed_ms": elapsed,
+        "compile_elapsed_na": elapsed_na,
         "warm_module_ms": stat([s.warm_module_ms for s in samples]),
         "kernel_ms": stat(kernel) if kernel else None,
     }
+
+
+def compile_elapsed(samples: list[Sample]) -> tuple[Stat, str]:
+    """Cold wall - warm wall over the samples whose warm run compiled nothing, or no values and the reason.
+
+    The difference is the time spent compiling only when the warm run found everything in the cache: a warm
+    run that compiles too makes it meaningless (it can even come out negative).
+    """
+    clean = [s for s in samples if s.warm_builds == 0]
+    if not clean:
+        builds = max((s.warm_builds for s in samples), default=0)
+        return stat([]), f"the warm run compiled too ({builds} build(s)): cold - warm wall is not compile time"
+    elapsed = stat([s.cold_wall_ms - s.warm_wall_ms for s in clean])
+    if elapsed.median < 0:
+        return stat([]), "the cold run was not slower than the warm run: no measurable compile time"
+    return elapsed, ""
 
 
 def _warnings(pairs: list[RunPair], good: list[RunPair], first: RunPair) -> list[str]:

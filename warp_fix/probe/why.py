@@ -122,7 +122,14 @@ def _option_changes(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> 
         detail = f"option {key}: {old!r} -> {new!r}"
         if change is not None:
             detail += f" (set by {_call_name(change.kind)})"
-        reasons.append(RebuildReason("option", detail, change.site if change else None))
+            reasons.append(RebuildReason("option", detail, change.site))
+            continue
+        source = build.option_source(key)  # no call in between: the value's origin as the build recorded it
+        if source.kind == "default":
+            detail += " (Warp's default)"
+        else:
+            detail += f" (set by {_call_name(source.kind)})"
+        reasons.append(RebuildReason("option", detail, source.site))
     return reasons
 
 
@@ -130,6 +137,7 @@ def _call_name(kind: str) -> str:
     return {
         "set_module_options": "wp.set_module_options",
         "options.update": "get_module(...).options",
+        "module_options": "@wp.kernel module_options",
         "config": "wp.config",
     }.get(kind, kind)
 

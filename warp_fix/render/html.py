@@ -90,12 +90,13 @@ def summary_header(report: Report, command_name: str) -> str:
     summary = report.summary
     if summary is None:
         return head + '<p class="warn">No sample succeeded: nothing measured.</p></header>'
+    elapsed = f"n/a ({summary.compile_elapsed_na})" if summary.compile_elapsed_na else _stat(summary.compile_elapsed_ms)
     stats = [
         ("cold module work (median)", _stat(summary.cold_module_ms)),
         ("native compile (median)", _stat(summary.native_compile_ms)),
         ("cold wall (median)", _stat(summary.cold_wall_ms)),
         ("warm wall (median)", _stat(summary.warm_wall_ms)),
-        ("compile elapsed, cold − warm", _stat(summary.compile_elapsed_ms)),
+        ("compile elapsed, cold − warm", elapsed),
         ("identities built / modules", f"{summary.identities} / {summary.modules}"),
         ("rebuilds / warm builds", f"{len(report.rebuilds)} / {summary.warm_builds}"),
         ("launches", f"{report.trace.launch_count:,}"),

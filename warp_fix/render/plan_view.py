@@ -21,7 +21,10 @@ def print_plan(plan: Plan, console: Console) -> None:
         style = STATUS_STYLE.get(finding.status, "")
         table.add_row(escape(finding.title), f"[{style}]{finding.status}[/]", escape(finding.reason))
     console.print(table)
-    if not plan.fixes:
+    fired = [f for f in plan.findings if f.status == "fired"]
+    if not plan.fixes and fired:
+        console.print(f"[yellow]No fix proposed[/] for {len(fired)} fired finding(s); why, for each:")
+    elif not plan.fixes:
         console.print(
             f"[green]Nothing to fix:[/] checked {len(plan.checked)} mechanisms; none calls for a change."
         )
@@ -51,7 +54,10 @@ def plan_markdown(plan: Plan) -> str:
     ]
     lines += [f"| {f.title} | {f.status} | {f.reason} |" for f in plan.findings]
     lines += ["", "### Fixes", ""]
-    if not plan.fixes:
+    fired = [f for f in plan.findings if f.status == "fired"]
+    if not plan.fixes and fired:
+        lines.append(f"No fix proposed for {len(fired)} fired finding(s): see Not proposed.")
+    elif not plan.fixes:
         lines.append(f"Nothing to fix: {len(plan.checked)} mechanisms checked.")
     for fix in plan.fixes:
         lines.append(

@@ -202,6 +202,17 @@ class LaunchSite(Located):
 
 
 @dataclass(kw_only=True)
+class FunctionCalls(Located):
+    """The names one function (or a file's module scope, `function` None) calls, for following calls.
+
+    `callees` holds the last part of each called name (`sim.step(...)` -> "step"), once each;
+    `line` is the function's `def` line (the first call's line at module scope). Only repository files.
+    """
+
+    callees: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
 class ImportSite(Located):
     """An import; kind is "stdlib", "warp", "project" (in-repo or relative) or "third_party"."""
 
@@ -249,6 +260,7 @@ class SourceIndex:
     overloads: list[OverloadCall] = field(default_factory=list)
     tapes: list[TapeUse] = field(default_factory=list)
     launches: list[LaunchSite] = field(default_factory=list)
+    calls: list[FunctionCalls] = field(default_factory=list)
     imports: list[ImportSite] = field(default_factory=list)
     entry_points: list[EntryPoint] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

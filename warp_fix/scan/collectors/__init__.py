@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .autodiff import OverloadCollector, TapeCollector
+from .autodiff import CallCollector, OverloadCollector, TapeCollector
 from .base import Collector
 from .cache import CacheOperationCollector
 from .config import ConfigAssignmentCollector
@@ -23,6 +23,7 @@ ALL_COLLECTORS: tuple[type[Collector], ...] = (
     LaunchCollector,
     OverloadCollector,
     TapeCollector,
+    CallCollector,
     MainGuardCollector,
 )
 

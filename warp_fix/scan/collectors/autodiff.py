@@ -1,10 +1,10 @@
-"""Generic-kernel overloads and tape use (a tape decides whether backward code is needed)."""
+"""Generic-kernel overloads, tape use and the calls followed from it (a tape decides if backward code is needed)."""
 
 from __future__ import annotations
 
 import ast
 
-from ..index import OverloadCall, TapeUse
+from ..index import FunctionCalls, OverloadCall, TapeUse
 from ..parsed import argument
 from .base import Collector
 
@@ -63,3 +63,35 @@ class TapeCollector(Collector):
         if isinstance(parent, ast.withitem) and parent.optional_vars is not None:
             return self.parsed.source(parent.optional_vars)
         return None
+
+
+class CallCollector(Collector):
+    """Records which names each function of a repository file calls, so code reached from a tape can be followed.
+
+    A tape in `calibrate()` that calls `model.predict(...)` differentiates the kernels `predict` launches,
+    wherever `predict` is defined: the scan keeps one FunctionCalls per function, the walk over them is in
+    `warp_fix.scan.differentiation`.
+    """
+
+    NODE_TYPES = (ast.Call,)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._calls: dict[str | None, FunctionCalls] = {}
+
+    def visit(self, node: ast.AST) -> None:
+        assert isinstance(node, ast.Call)
+        if not self.parsed.info.in_repo:
+            return
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name is None:
+            return
+        function = self.parsed.innermost_function(node)
+        located = self.parsed.located(node, function.lineno if function is not None else None)
+        calls = self._calls.setdefault(located["function"], FunctionCalls(**located))
+        if name not in calls.callees:
+            calls.callees.append(name)
+
+    def finish(self) -> None:
+        self.found.calls.extend(self._calls.values())

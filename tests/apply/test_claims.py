@@ -1,0 +1,380 @@
+"""Claims match measurements: the noise band, renamed keys, timing that contradicts structure, compile
+elapsed, totals, and the order apply tries fixes in. Pure functions over Reports built in code."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
+
+from warp_fix.apply import budget
+from warp_fix.apply.arms import ProbeClock, measure_interleaved
+from warp_fix.apply.ledger import DROPPED, KEPT, Entry, Ledger, Numbers
+from warp_fix.apply.loop import ApplySession
+from warp_fix.apply.review import BranchLog, CommitRow
+from warp_fix.apply.search import Search, changed_modules, search_order
+from warp_fix.compare import IMPROVED, INCONCLUSIVE, compare
+from warp_fix.model import SAFE, Fix, Plan
+from warp_fix.probe.measure import compile_elapsed, timing_stats
+from warp_fix.probe.stats import estimate_band, noise_band, stat
+from warp_fix.report import SCHEMA_VERSION, Launch, ModuleBuild, Output, Report, Sample, Summary, Trace
+
+
+def sample(cold: float, warm_builds: int = 0, warm_wall: float = 100.0, **structure) -> Sample:
+    return Sample(
+        index=0,
+        ok=True,
+        error=None,
+        cold_wall_ms=cold + 500.0,
+        warm_wall_ms=warm_wall,
+        cold_module_ms=cold,
+        warm_module_ms=0.0,
+        native_compile_ms=cold / 2,
+        cold_exit=0,
+        warm_exit=0,
+        stdout_sha256="sha",
+        identities=structure.get("identities", 4),
+        generated_source_bytes=structure.get("source", 40_000),
+        lto_artifacts=0,
+        warm_builds=warm_builds,
+        kernel_key_uses=structure.get("key_uses", {}),
+    )
+
+
+def report(
+    *cold_ms: float,
+    identities: int = 4,
+    source: int = 40_000,
+    kernel: str = "scale",
+    key_uses: dict[str, int] | None = None,
+    builds: list[tuple[str, str]] = (),
+    warm_builds: int = 0,
+) -> Report:
+    """A report of one code state: one sample per cold time, a launch of `kernel`, the given builds."""
+    samples = [sample(c, warm_builds, identities=identities, source=source, key_uses=key_uses or {}) for c in cold_ms]
+    summary = Summary(
+        **timing_stats(samples),
+        identities=identities,
+        modules=1,
+        generated_source_bytes=source,
+        lto_artifacts=0,
+        warm_builds=warm_builds,
+        kernel_key_uses=key_uses or {},
+    )
+    launch = Launch(1, kernel, "scale", "app", [8], ["array[float32,1]"], "cpu", None, False, False, None)
+    trace = Trace(
+        builds=[
+            ModuleBuild(i, 0.0, m, h, "cpu", None, "compiled", 1.0, 1.0, {}, [], [], None, None)
+            for i, (m, h) in enumerate(builds)
+        ],
+        launches=[launch],
+        launch_count=1,
+        launch_digest="same",
+    )
+    return Report(
+        SCHEMA_VERSION,
+        ["python", "app.py"],
+        "/p",
+        None,
+        "1.19.0",
+        "cpu",
+        samples,
+        summary,
+        trace,
+        Trace(),
+        [],
+        Output("sha", "", 0, 0, True),
+    )
+
+
+# -- the noise band -------------------------------------------------------------------------------
+
+
+def test_band_with_one_sample_per_arm_comes_from_the_baseline_runs():
+    baseline = report(3993.0, 4131.0, 4472.0)
+    c = compare(report(4131.0), report(4100.0), accepted_history=[baseline])
+    cold = c.timing[0]
+    assert cold.band >= (4472 - 3993) / 2  # not the 1% floor of a MAD of 0
+    # the accepted arm's run joins the three earlier runs of its state (same module identities built)
+    assert cold.band_how.startswith("from 4 runs of the accepted state so far and this candidate: spread 3993-4472 ms")
+    assert not cold.significant and c.verdict == INCONCLUSIVE
+    assert "spread 3993-4472 ms" in cold.line()
+
+
+def test_band_is_never_tighter_than_half_the_spread_seen():
+    assert noise_band(stat([900, 1000, 1000, 1000, 1300])) == 200  # MAD 0, spread 400
+    # Two states at different medians scatter by the same ±4.8%: pooled relative to each median.
+    band = estimate_band([[1000, 1100], [2000, 2200]], 2000.0, "the accepted state")
+    assert round(band.value, 1) == round(2000 * 2 * 50 / 1050, 1)  # 2 x MAD of the pooled relative runs
+    assert band.how.startswith("from 4 runs of the accepted state (2 code states): spread ±4.8% around each")
+    assert "(widest 1000-1100 ms)" in band.how
+
+
+def test_band_from_single_runs_says_it_is_only_the_floor():
+    band = estimate_band([[1000.0], [1010.0]], 1000.0, "the two reports")
+    assert band.value == 10.0 and "no spread observed yet" in band.how
+
+
+def test_compare_of_two_reports_takes_the_band_from_their_own_samples():
+    c = compare(report(1000.0, 1100.0, 900.0), report(950.0, 960.0, 940.0))
+    assert c.timing[0].band == 100.0
+    assert c.timing[0].band_how == (
+        "from 6 runs of the two reports (2 code states): spread ±10.0% around each one's median "
+        "(widest 900-1100 ms); band = half the spread"
+    )
+
+
+# -- renamed kernel keys are not structure ------------------------------------------------------------
+
+LONG, SHORT = "make_scale__locals__scale", "scale"
+
+
+def test_source_shrink_that_renamed_keys_explain_is_not_structure():
+    uses = 32
+    shrink = (len(LONG) - len(SHORT)) * uses  # 640 bytes, 1.6% of the source: above the line-shift margin
+    before = report(3466.0, kernel=LONG, key_uses={LONG: uses})
+    after = report(3466.0, kernel=SHORT, source=40_000 - shrink, key_uses={SHORT: uses})
+    c = compare(before, after)
+    assert c.renames == [(LONG, SHORT)] and not c.structural_win
+    assert c.verdict != IMPROVED
+    assert any("-640 come from renamed kernel keys" in note for note in c.notes)
+
+
+def test_source_shrink_beyond_the_renames_is_structure():
+    before = report(3466.0, kernel=LONG, key_uses={LONG: 32})
+    after = report(3400.0, kernel=SHORT, source=30_000, key_uses={SHORT: 32})
+    assert compare(before, after).structural_win
+
+
+def test_renames_without_counted_key_uses_prove_nothing_by_source_size():
+    c = compare(report(3466.0, kernel=LONG), report(3466.0, kernel=SHORT, source=30_000))
+    assert not c.structural_win
+    assert any("uses not counted" in note for note in c.notes)
+
+
+# -- timing that contradicts a structural claim -------------------------------------------------------
+
+
+def test_structural_win_contradicted_by_timing_is_not_improved():
+    baseline = report(3480.0, 3500.0)  # a machine that scatters ±10 ms
+    c = compare(report(3492.0), report(4541.0, source=30_000), accepted_history=[baseline])
+    assert c.structural_win and c.verdict == INCONCLUSIVE
+    assert c.contradiction.startswith("timing contradicts the structural win: cold module work: 3492 -> 4541")
+    assert budget.next_step(c, per_arm=1, budget=3).more  # more samples, up to --samples
+    step = budget.next_step(c, per_arm=3, budget=3)
+    assert not step.more and "disagree" in step.why
+    assert budget.effective_verdict(c, per_arm=3)[0] == INCONCLUSIVE
+    assert not budget.decisive(c)
+
+
+def test_structural_win_with_worse_timing_inside_the_band_is_kept():
+    baseline = report(3300.0, 3700.0)
+    c = compare(report(3500.0), report(3600.0, source=30_000), accepted_history=[baseline])
+    assert c.verdict == IMPROVED and not c.contradiction and budget.decisive(c)
+
+
+class ScriptedClock(ProbeClock):
+    """Hands out prepared single-sample reports per arm instead of running a command."""
+
+    def __init__(self, accepted: list[float], candidate: list[float]):
+        super().__init__()
+        self.script = {"accepted": list(accepted), "candidate": list(candidate)}
+
+    def measure(self, command, cwd, samples, timeout, label, kernel_timing=False) -> Report:
+        self.calls += 1
+        cold = self.script[label].pop(0)
+        return report(cold, source=40_000 if label == "accepted" else 30_000)
+
+
+def test_contradiction_that_stands_after_more_samples_drops_the_fix():
+    clock = ScriptedClock(accepted=[3490.0, 3500.0, 3510.0], candidate=[4541.0, 4500.0, 4520.0])
+    reuse = report(3480.0, 3500.0)
+    arms = measure_interleaved(
+        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 3, clock, reuse=reuse
+    )
+    verdict, why = budget.effective_verdict(arms.comparison, arms.per_arm)
+    assert arms.per_arm == 3 and verdict == INCONCLUSIVE and "disagree" in why
+    assert "timing contradicts the structural win" in " ".join(arms.comparison.reasons)
+
+
+def test_contradiction_that_more_samples_resolve_keeps_the_fix():
+    clock = ScriptedClock(accepted=[3490.0, 3500.0], candidate=[4541.0, 3400.0, 3410.0])
+    reuse = report(3480.0, 3500.0)
+    arms = measure_interleaved(
+        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 3, clock, reuse=reuse
+    )
+    assert arms.per_arm == 2 and arms.comparison.verdict == IMPROVED
+
+
+# -- compile elapsed --------------------------------------------------------------------------------
+
+
+def test_compile_elapsed_is_na_when_the_warm_run_compiled():
+    elapsed, why = compile_elapsed([sample(300.0, warm_builds=2, warm_wall=1665.0)])
+    assert elapsed.values == [] and "warm run compiled too (2 build(s))" in why
+    c = compare(report(3000.0), report(2900.0, warm_builds=2))
+    (line,) = [t.line() for t in c.timing if t.metric == "compile elapsed"]
+    assert line.startswith("compile elapsed: n/a (after: the warm run compiled too") and "-" not in line.split("(")[0]
+    assert c.judged_on == "cold module work"
+    numbers = Numbers.of(c, per_arm=1, launch_count=1)
+    assert "compile elapsed n/a" in numbers.summary() and numbers.timing_of("compile elapsed").pair() == "n/a"
+
+
+def test_compile_elapsed_never_negative():
+    elapsed, why = compile_elapsed([sample(10.0, warm_wall=900.0)])  # cold wall 510 < warm wall 900
+    assert elapsed.values == [] and "not slower" in why
+    ok, none = compile_elapsed([sample(300.0, warm_builds=1), sample(300.0)])
+    assert ok.values == [700.0] and none == ""  # the sample whose warm run compiled is left out
+
+
+# -- totals -----------------------------------------------------------------------------------------
+
+
+def trailer_row(sha: str, cold: str, ids: str) -> CommitRow:
+    return CommitRow(sha, "s", [], {"Mechanism": "m", "Cold-Module-Ms": cold, "Identities": ids})
+
+
+def test_log_totals_are_apply_s_own_measurement_when_the_ledger_covers_the_commits():
+    rows = [trailer_row("a1", "4131 -> 3900", "8 -> 6"), trailer_row("b2", "3950 -> 3759", "6 -> 5")]
+    total = {
+        "per_arm": 3,
+        "structure": {"identities": [8, 5]},
+        "timing": [{"metric": "cold module work", "before_ms": 4472.0, "after_ms": 4306.0}],
+    }
+    log = BranchLog("wf", "base", "ledger", rows, total, ["a1", "b2"])
+    assert log.totals() == {"Identities": (8.0, 5.0), "Cold-Module-Ms": (4472.0, 4306.0)}
+    assert log.totals_source().startswith("measured by apply: branch head against its base")
+    stale = BranchLog("wf", "base", "ledger", rows, total, ["a1"])
+    assert stale.totals()["Cold-Module-Ms"] == (4131.0, 3709.0)
+    assert "does not cover these commits" in stale.totals_source()
+
+
+# -- the search over fixes --------------------------------------------------------------------------
+
+
+def fix(codemod: str, file: str = "sim.py", **args) -> Fix:
+    return Fix("", codemod, codemod, "", SAFE, codemod, {"file": file, **args}, [file])
+
+
+def test_search_order_splits_first_whatever_the_plan_order():
+    plan = [
+        fix("preload"),
+        fix("register_overloads"),
+        fix("module_options"),
+        fix("merge_modules"),
+        fix("hoist_options", "a.py"),
+        fix("split_by_block_dim"),
+        fix("hoist_options", "b.py"),
+    ]
+    order = [(f.codemod, f.files[0]) for f in search_order(plan)]
+    assert order == [
+        ("split_by_block_dim", "sim.py"),
+        ("hoist_options", "a.py"),
+        ("hoist_options", "b.py"),
+        ("register_overloads", "sim.py"),
+        ("merge_modules", "sim.py"),
+        ("module_options", "sim.py"),
+        ("preload", "sim.py"),
+    ]
+
+
+# Recorded from the block-size fixture: identities reached per set of kept fixes. Overloads on the unsplit
+# module grow every block-size variant; on the split modules they remove the late generic rebuilds.
+BLOCK_SIZES = {
+    frozenset(): 8,
+    frozenset({"register_overloads"}): 9,
+    frozenset({"split_by_block_dim"}): 6,
+    frozenset({"split_by_block_dim", "register_overloads"}): 5,
+}
+# Kernels added after the module loaded, and options set late: hoisting the options alone leaves the rebuild
+# the late kernels cause; once the kernels are at module scope, it removes the last one.
+LATE_KERNELS = {
+    frozenset(): 6,
+    frozenset({"hoist_options"}): 6,
+    frozenset({"kernels_to_module_scope"}): 5,
+    frozenset({"kernels_to_module_scope", "hoist_options"}): 4,
+}
+
+
+def state_report(identities: int, kept: frozenset[str]) -> Report:
+    """Builds of the module `sim`, one per identity, with hashes named after the kept set."""
+    tag = "-".join(sorted(kept)) or "base"
+    return report(1000.0, identities=identities, builds=[("sim", f"{tag}{i}") for i in range(identities)])
+
+
+def simulated_apply(plan_fixes: list[Fix], identities: dict[frozenset[str], int]) -> tuple[list[Entry], int]:
+    """The real search loop (ApplySession._work_through) over recorded outcomes: a fix is kept when it
+    lowers the identities of the accepted state; the planner proposes every fix not kept yet."""
+    kept: set[str] = set()
+    session = ApplySession.__new__(ApplySession)
+    session.ledger = Ledger("wf", "base", None, [], "", "")
+    session.workspace = SimpleNamespace(candidate=Path("."))
+    session.command = []
+    session.say = lambda _text: None
+    session.accepted_report = state_report(identities[frozenset()], frozenset())
+
+    def planner(_report, _root, _command) -> Plan:
+        return Plan([], [dataclasses.replace(f) for f in plan_fixes if f.codemod not in kept])
+
+    def consider(candidate: Fix, retry_of: str = "") -> Entry:
+        better = identities[frozenset(kept | {candidate.codemod})] < identities[frozenset(kept)]
+        entry = Entry(candidate.id, candidate.slug, "", SAFE, KEPT if better else DROPPED, "", list(candidate.files))
+        entry.retry_of = retry_of
+        if better:
+            kept.add(candidate.codemod or "")
+            session.accepted_report = state_report(identities[frozenset(kept)], frozenset(kept))
+        return entry
+
+    session.planner = planner
+    session._consider = consider
+    session._work_through(Plan([], [dataclasses.replace(f) for f in plan_fixes]))
+    return session.ledger.entries, identities[frozenset(kept)]
+
+
+def test_apply_reaches_the_fewest_identities_whatever_the_plan_order():
+    overloads, split = fix("register_overloads", kernel="k"), fix("split_by_block_dim", groups=[])
+    for plan in ([overloads, split], [split, overloads]):
+        entries, reached = simulated_apply(plan, BLOCK_SIZES)
+        assert reached == 5
+        assert [(e.slug, e.outcome) for e in entries] == [("split_by_block_dim", KEPT), ("register_overloads", KEPT)]
+
+
+def test_dropped_fix_is_retried_once_after_a_kept_fix_changed_its_module():
+    hoist, move = fix("hoist_options", function="setup"), fix("kernels_to_module_scope", factory="make")
+    entries, reached = simulated_apply([hoist, move], LATE_KERNELS)
+    assert reached == 4
+    assert [(e.fix_id, e.slug, e.outcome, e.retry_of) for e in entries] == [
+        ("F1", "hoist_options", DROPPED, ""),
+        ("F2", "kernels_to_module_scope", KEPT, ""),
+        ("F3", "hoist_options", KEPT, "F1"),
+    ]
+
+
+def test_a_dropped_fix_is_not_retried_when_the_kept_fix_left_its_module_alone():
+    hoist, move = fix("hoist_options", "other.py", function="setup"), fix("kernels_to_module_scope", factory="make")
+    entries, _ = simulated_apply([hoist, move], LATE_KERNELS)  # the kept fix changes `sim`, not `other`
+    assert [(e.slug, e.outcome) for e in entries] == [("hoist_options", DROPPED), ("kernels_to_module_scope", KEPT)]
+
+
+def test_a_fix_is_retried_at_most_once():
+    hoist = dataclasses.replace(fix("hoist_options", "other.py", function="setup"), id="F1")
+    search = Search.of([hoist])
+    search.record(search.next(), dropped=True)
+    assert search.after_kept([hoist], {"other"}, []) == ["F1"]  # the kept fix changed module `other`
+    again = search.next()
+    assert again is hoist and search.retry_of(again) == "F1"
+    search.record(again, dropped=True)
+    assert search.after_kept([hoist], {"other"}, []) == [] and search.next() is None
+
+
+def test_changed_modules_are_those_built_with_other_identities():
+    before = report(1.0, builds=[("a", "1"), ("b", "2")])
+    after = report(1.0, builds=[("a", "1"), ("b", "3"), ("c", "4")])
+    assert changed_modules(before, after) == {"b", "c"}
+
+
+def test_fixes_keep_the_plan_ids_in_try_order():
+    overloads = dataclasses.replace(fix("register_overloads", kernel="k"), id="F1")
+    split = dataclasses.replace(fix("split_by_block_dim", groups=[]), id="F2")
+    entries, _ = simulated_apply([overloads, split], BLOCK_SIZES)
+    assert [(e.fix_id, e.slug) for e in entries] == [("F2", "split_by_block_dim"), ("F1", "register_overloads")]

@@ -1,0 +1,165 @@
+"""unused-backward on real runs, one fixture per shape of module: the build's source, where its option came
+from, the finding's status and reason, and the fix placed where the value is decided.
+
+Shapes the fixtures do not have as committed (a script with backward on, string-named modules with backward on)
+are measured on a copy with the one line that turns backward off removed.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import warp
+
+from tests.apply.conftest import git, init_repo
+from tests.conftest import FIXTURES, PYTHON
+from warp_fix.apply import build_request, run_apply
+from warp_fix.apply.ledger import KEPT
+from warp_fix.model import CONSENT, SAFE
+from warp_fix.plan import make_plan
+from warp_fix.probe import measure
+
+
+def finding(plan):
+    return next(f for f in plan.findings if f.slug == "unused-backward")
+
+
+def fixes(plan):
+    return [f for f in plan.fixes if f.slug == "unused-backward"]
+
+
+def copy_without(name: str, file: str, line: str, tmp_path: Path) -> Path:
+    """The fixture copied to tmp_path, with `line` (exactly as written) taken out of `file`."""
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root, ignore=shutil.ignore_patterns("__pycache__"))
+    path = root / file
+    text = path.read_text()
+    assert line + "\n" in text
+    path.write_text(text.replace(line + "\n", "", 1))
+    return root
+
+
+def test_module_differentiated_by_another_script_gets_no_per_module_fix(measured):
+    plan = make_plan(measured("calibration_script"), FIXTURES / "calibration_script")
+    found = finding(plan)
+    assert found.status == "fired"
+    assert found.details["modules"] == ["beams.model", "beams.report"]
+    assert found.details["differentiated_elsewhere"] == {"beams.model": "scripts/calibrate.py:30"}
+    assert found.details["provenance"]["beams.model"]["kind"] == "default"
+    per_module, process_wide = fixes(plan)
+    assert (per_module.codemod, per_module.safety) == ("module_options", SAFE)
+    assert per_module.args == {"file": "beams/report.py", "options": {"enable_backward": False}}
+    assert (process_wide.codemod, process_wide.safety) == ("config_at_entry", CONSENT)
+    assert process_wide.args == {
+        "file": "beams/__main__.py",
+        "name": "enable_backward",
+        "value": False,
+        "before_import": "beams.model",
+    }
+    assert "beams.model is differentiated by scripts/calibrate.py:30" in process_wide.description
+
+
+def test_factory_parameter_is_changed_at_the_call_that_passes_it(measured):
+    plan = make_plan(measured("factory_call_site"), FIXTURES / "factory_call_site")
+    found = finding(plan)
+    assert found.status == "fired" and found.details["modules"] == ["smoothing.factory"]
+    assert found.details["provenance"]["smoothing.factory"] == {
+        "key": "enable_backward",
+        "kind": "factory-parameter",
+        "site": "smoothing/factory.py:10",
+        "call_site": "smoothing/filters.py:5",
+        "callee": "make_filter",
+    }
+    (fix,) = fixes(plan)
+    assert (fix.codemod, fix.safety) == ("call_site_argument", SAFE)
+    assert fix.args == {
+        "file": "smoothing/filters.py",
+        "line": 5,
+        "callee": "make_filter",
+        "keyword": "enable_backward",
+        "value": False,
+    }
+
+
+def test_library_that_turns_backward_off_per_kernel_is_ruled_out(measured):
+    plan = make_plan(measured("per_kernel_backward"), FIXTURES / "per_kernel_backward")
+    found = finding(plan)
+    assert found.status == "ruled-out"
+    assert found.reason.startswith("already off per kernel: no kernel of imgops.color, imgops.edges")
+    assert fixes(plan) == []
+
+
+def test_unique_kernels_made_by_a_renaming_factory_get_module_options_in_their_wp_kernel_call(measured):
+    plan = make_plan(measured("factory_qualname"), FIXTURES / "factory_qualname")
+    found = finding(plan)
+    assert sorted(m[: len("box_size_3_kernel")] for m in found.details["modules"]) == [
+        "box_size_3_kernel",
+        "box_size_7_kernel",
+    ]
+    (fix,) = fixes(plan)  # one edit of the factory serves both sizes
+    assert (fix.codemod, fix.safety) == ("module_options", SAFE)
+    assert fix.args == {"file": "filterbank/boxes.py", "options": {"enable_backward": False}, "kernel": "box"}
+
+
+def test_script_run_as_main_is_attributed_to_the_script(tmp_path):
+    root = copy_without(
+        "script_main",
+        "app.py",
+        'wp.set_module_options({"enable_backward": False})  # forward simulation only',
+        tmp_path,
+    )
+    plan = make_plan(measure([PYTHON, "app.py"], root, samples=1), root)
+    found = finding(plan)
+    assert found.status == "fired" and found.details["modules"] == ["__main__"]
+    assert found.details["provenance"]["__main__"]["kind"] == "default"
+    (fix,) = fixes(plan)
+    assert (fix.codemod, fix.safety) == ("module_options", SAFE)
+    assert fix.args == {"file": "app.py", "options": {"enable_backward": False}}
+    assert [n for n in plan.not_proposed if n.slug == "unused-backward"] == []
+
+
+def test_script_that_already_turns_backward_off_is_not_tripped_by_warp_render(tmp_path):
+    """`import warp.render` runs Warp's own set_module_options: the script's own module is what counts."""
+    report = measure([PYTHON, "app.py"], FIXTURES / "script_main", samples=1)
+    plan = make_plan(report, FIXTURES / "script_main")
+    assert finding(plan).status == "ruled-out"
+    assert fixes(plan) == []
+
+
+@pytest.mark.parametrize(
+    "module, file", [("solver.prepare", "clothsim/prepare.py"), ("render.encode", "clothsim/encode.py")]
+)
+def test_string_named_modules_are_set_by_name(module, file, named_without_config):
+    plan = named_without_config
+    assert finding(plan).details["provenance"][module]["kind"] == "default"
+    (fix,) = [f for f in fixes(plan) if f.args.get("module") == module]
+    assert (fix.codemod, fix.safety) == ("module_options", SAFE)
+    assert fix.args == {"file": file, "options": {"enable_backward": False}, "module": module}
+
+
+@pytest.fixture(scope="module")
+def named_without_config(tmp_path_factory):
+    root = copy_without(
+        "named_modules",
+        "clothsim/__main__.py",
+        "wp.config.enable_backward = False  # no gradients in this tool",
+        tmp_path_factory.mktemp("n"),
+    )
+    return make_plan(measure([PYTHON, "-m", "clothsim"], root, samples=1), root)
+
+
+@pytest.mark.slow
+def test_apply_keeps_backward_off_in_warps_own_wave_example(tmp_path):
+    """Warp's example_wave.py as a user's script: one kept commit, the option set in the script itself."""
+    script = Path(warp.__file__).parent / "examples" / "core" / "example_wave.py"
+    repo = init_repo(tmp_path / "wave", {"example_wave.py": script.read_text()})
+    command = [PYTHON, "example_wave.py", "--device", "cpu", "--stage-path", "None", "--num-frames", "2"]
+    result = run_apply(build_request(command=command, cwd=repo, branch="wf/startup", samples=1))
+    (kept,) = result.ledger.of(KEPT)
+    assert (kept.slug, kept.title) == ("unused-backward", "Turn off backward code in __main__")
+    diff = git(repo, "diff", "main", "wf/startup")
+    changed = [line for line in diff.splitlines()[4:] if line.startswith(("+", "-"))]
+    assert changed == ['+wp.set_module_options({"enable_backward": False})']
+    assert 'import warp.render\n+wp.set_module_options({"enable_backward": False})' in diff  # after the imports

@@ -1,0 +1,37 @@
+"""The plan view never says "nothing to fix" under a finding it shows as fired."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.model import RULED_OUT, Finding, Plan
+from warp_fix.plan import make_plan
+from warp_fix.render.plan_view import plan_markdown, print_plan
+
+
+def fired_without_fix():
+    """The warm run compiles, but no statement of the repository discards the cache: fired, nothing to edit."""
+    inputs = case.run(builds=[case.build("app")], warm_builds=1, warm_module_ms=100.0)
+    return make_plan(inputs.report, case.ROOT, index=inputs.index)
+
+
+def test_a_fired_finding_without_a_fix_is_answered_in_the_same_view():
+    plan = fired_without_fix()
+    assert not plan.fixes and any(f.status == "fired" for f in plan.findings)
+    console = Console(record=True, width=200)
+    print_plan(plan, console)
+    text = console.export_text()
+    assert "Nothing to fix" not in text
+    assert "No fix proposed" in text and "no statement in the repository" in text
+    markdown = plan_markdown(plan)
+    assert "Nothing to fix" not in markdown and "no statement in the repository" in markdown
+
+
+def test_a_clean_plan_still_says_nothing_to_fix():
+    plan = Plan(
+        command=["python", "app.py"],
+        checked=["cache-discarded"],
+        findings=[Finding("cache-discarded", RULED_OUT, "cache thrown away", "the warm run compiled nothing")],
+    )
+    assert "Nothing to fix: 1 mechanisms checked." in plan_markdown(plan)

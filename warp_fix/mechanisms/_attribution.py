@@ -1,0 +1,96 @@
+"""Which repository source a build came from, and where an option value it compiled with was set.
+
+Attribution goes through each kernel's code object (the tracer's `kernel_sources`), never through module
+names: a module named by a string spans files, a `module="unique"` kernel is named `<key>_<8 hex>`, and a
+script's module is `__main__`. A fix must edit the place that decides, so both answers name files and lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from warp_fix.mechanisms._base import Inputs
+from warp_fix.report import KernelSource, ModuleBuild, Site
+
+LIBRARY = "library"  # no kernel of the build is defined in the repository
+
+
+@dataclass
+class ModuleSource:
+    """The repository source of a build: its kind (file / named / unique / mixed / library) and kernels."""
+
+    kind: str
+    files: list[str] = field(default_factory=list)  # repo-relative, in the order Warp registered the kernels
+    kernels: list[KernelSource] = field(default_factory=list)  # those defined in the repository
+
+
+def module_source(build: ModuleBuild, inputs: Inputs) -> ModuleSource | None:
+    """From the recorded kernel sources; None for a report that predates them."""
+    if not build.kernel_sources:
+        return None
+    kernels = [k for k in build.kernel_sources if inputs.repo_file(k.file)]
+    if not kernels:
+        return ModuleSource(LIBRARY)
+    files = list(dict.fromkeys(inputs.repo_file(k.file) or k.file for k in kernels))
+    kinds = {k.module_kind for k in build.kernel_sources}
+    return ModuleSource(kinds.pop() if len(kinds) == 1 else "mixed", files, kernels)
+
+
+@dataclass
+class Provenance:
+    """Where the value of one option a build compiled with came from.
+
+    kind: "decorator" (a literal in `@wp.kernel(...)`), "factory-parameter" (a factory's parameter; `call_site`
+    is the call that passed it), "module_options", "set_module_options", "options.update", "config" or
+    "default" (Warp's own default).
+    """
+
+    key: str
+    kind: str
+    site: str | None = None  # "file:line", repo-relative when inside the repository
+    call_site: str | None = None  # "file:line" of the factory call that chose the value
+    callee: str | None = None  # the factory's name, as `make_filter`
+
+    def describe(self) -> str:
+        if self.kind == "default":
+            return f"{self.key} is Warp's default (True)"
+        if self.kind == "factory-parameter":
+            return f"{self.key} is a parameter of {self.callee}() ({self.site}), passed at {self.call_site}"
+        where = {"decorator": "the kernel decorator", "config": "wp.config"}.get(self.kind, self.kind)
+        return f"{self.key} is set by {where}" + (f" at {self.site}" if self.site else "")
+
+
+def option_provenance(build: ModuleBuild, key: str, inputs: Inputs, value: object = True) -> Provenance:
+    """Where `key` got `value`: a kernel's own option overrides the module's (Warp 1.19), so a kernel declaring
+    that value decides first; else the module's source."""
+    for kernel in build.kernel_sources:
+        if kernel.options.get(key, not value) != value:
+            continue
+        file = inputs.repo_file(kernel.file) or kernel.file
+        static = next(
+            (k for k in inputs.index.kernels if k.file == file and kernel.line in (k.line, k.decorator_line)), None
+        )
+        value = getattr(static, key, None) if static is not None else None
+        if static is not None and value is not None and not value.is_constant and static.enclosing_functions:
+            call = _outer_call(kernel.created, inputs)
+            return Provenance(
+                key, "factory-parameter", f"{file}:{static.decorator_line}", call, static.enclosing_functions[-1]
+            )
+        line = static.decorator_line if static is not None else kernel.line
+        return Provenance(key, "decorator", f"{file}:{line}")
+    source = build.option_source(key)
+    return Provenance(key, source.kind, _where(source.site, inputs))
+
+
+def _outer_call(created: Site | None, inputs: Inputs) -> str | None:
+    """The first outer frame of a kernel's creation: the call into the factory (`filters.py:5`)."""
+    if created is None or not created.stack:
+        return None
+    file, line, _ = created.stack[0].rsplit(":", 2)
+    return f"{inputs.repo_file(file) or file}:{line}"
+
+
+def _where(site: Site | None, inputs: Inputs) -> str | None:
+    if site is None:
+        return None
+    return f"{inputs.repo_file(site.file) or site.file}:{site.line}"

@@ -1,0 +1,78 @@
+"""Which kernels any code of the repository can differentiate, whatever command was measured.
+
+A measured batch command may never record a tape, while a calibration script next to it differentiates the
+same kernels: turning their backward code off per module would break that script. The walk starts at every
+function holding a `wp.Tape()`, a `.backward(...)` on a tape, or a `wp.launch(..., adjoint=True)`, follows
+the repository's calls by name (conservatively: `sim.step()` reaches every function named `step`), and
+collects the kernels launched on the way. A launch whose kernel it cannot name is kept as unresolved: the
+caller then treats every module as possibly differentiated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .index import LaunchSite, SourceIndex
+
+Scope = tuple[str, str | None]  # (file, function qualname); None is the file's module scope
+
+
+@dataclass
+class Differentiation:
+    """Kernel function names reached from a tape or an adjoint launch, each with the site that reaches it."""
+
+    kernels: dict[str, str] = field(default_factory=dict)  # kernel name -> "file:line" of the tape / adjoint launch
+    unresolved: list[str] = field(default_factory=list)  # "file:line" of launches under a tape whose kernel is unknown
+    scopes: set[Scope] = field(default_factory=set)  # every function reached
+
+    def reaches(self, file: str) -> bool:
+        """Some code of `file` runs under a tape (or is the tape's own function)."""
+        return any(scope_file == file for scope_file, _ in self.scopes)
+
+
+def differentiated_kernels(index: SourceIndex) -> Differentiation:
+    """Follow the repository's calls from each tape and adjoint launch to the kernels they launch."""
+    by_name: dict[str, list[Scope]] = {}
+    for calls in index.calls:
+        if calls.function is not None:
+            for name in _names_of(calls.function):
+                by_name.setdefault(name, []).append((calls.file, calls.function))
+    callees = {(c.file, c.function): c.callees for c in index.calls}
+    launches: dict[Scope, list[LaunchSite]] = {}
+    for launch in index.launches:
+        if launch.in_repo:
+            launches.setdefault((launch.file, launch.function), []).append(launch)
+    known = {k.name for k in index.kernels}
+    found = Differentiation()
+    seeds = [(t.file, t.function, f"{t.file}:{t.line}") for t in index.tapes if t.in_repo]
+    seeds += [(s.file, s.function, f"{s.file}:{s.line}") for s in index.launches if s.in_repo and _adjoint(s)]
+    for file, function, origin in seeds:
+        pending = [(file, function)]
+        while pending:
+            scope = pending.pop()
+            if scope in found.scopes:
+                continue
+            found.scopes.add(scope)
+            for launch in launches.get(scope, []):
+                name = launch.kernel.split(".")[-1]
+                if name in known:
+                    found.kernels.setdefault(name, origin)
+                else:
+                    found.unresolved.append(f"{launch.file}:{launch.line}")
+            for callee in callees.get(scope, []):
+                pending += by_name.get(callee, [])
+    return found
+
+
+def _names_of(qualname: str) -> list[str]:
+    """The names a call can reach a function by: `step` for `Sim.step`, also `Sim` for `Sim.__init__`."""
+    parts = qualname.split(".")
+    names = [parts[-1]]
+    if parts[-1] in ("__init__", "__call__") and len(parts) > 1:
+        names.append(parts[-2])
+    return names
+
+
+def _adjoint(launch: LaunchSite) -> bool:
+    """`adjoint=True`, or an expression that may be true at run time."""
+    return launch.adjoint is not None and (not launch.adjoint.is_constant or bool(launch.adjoint.value))
