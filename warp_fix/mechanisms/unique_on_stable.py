@@ -61,7 +61,7 @@ class UniqueOnStable(Mechanism):
         defs = [d for d in inputs.report.trace.kernel_defs if d.unique]
         if not defs:
             return ruled_out(self.SLUG, self.TITLE, 'no kernel with module="unique" was created in the run')
-        stable, runtime_made, optional = [], [], []
+        stable, runtime_made, optional, generic = [], [], [], []
         evidence = []
         for kernel_def in _distinct(defs):
             kernel = _static_kernel(inputs, kernel_def)
@@ -73,7 +73,12 @@ class UniqueOnStable(Mechanism):
             entry["modules"] = sorted({d.module for d in made_here})
             entry["runtime_names"] = sorted({d.function for d in made_here} - {kernel.name})
             runtime_captures = [c for c in kernel.captures if c != "module"]
-            if kernel.chosen_by:
+            if kernel_def.generic or kernel.is_generic:
+                # Each overload is built where it is launched; a shared module would build every registered one.
+                generic.append(entry)
+                evidence.append(static(f"{kernel.name} is generic: its own module builds only the instances "
+                                       "launched", kernel.file, kernel.line))
+            elif kernel.chosen_by:
                 optional.append(entry)
                 evidence.append(
                     static(f"{kernel.name} is made only when {', '.join(kernel.chosen_by)} selects it: optional",
@@ -99,12 +104,12 @@ class UniqueOnStable(Mechanism):
         evidence += [
             runtime(f"module {b.module} built for one unique kernel", b.site, inputs) for b in unique_modules
         ]
-        details = {"stable": stable, "runtime_made": runtime_made, "optional": optional}
+        details = {"stable": stable, "runtime_made": runtime_made, "optional": optional, "generic": generic}
         if not stable:
             return ruled_out(
                 self.SLUG,
                 self.TITLE,
-                "every unique kernel is made from runtime data (plugins, expressions) or only on some runs"
+                "every unique kernel is made from runtime data (plugins, expressions), only on some runs, or generic"
                 + (f" (optional, left alone: {', '.join(k['kernel'] for k in optional)})" if optional else ""),
                 evidence=evidence,
                 details=details,
@@ -131,6 +136,12 @@ class UniqueOnStable(Mechanism):
             )
         for item in finding.details.get("optional", []):
             yield NotProposed(finding.slug, _optional_reason(item))
+        for item in finding.details.get("generic", []):
+            yield NotProposed(
+                finding.slug,
+                f"{_named(item)} is generic (per-dtype overloads): in a shared module every registered instance "
+                "would build with it. Left alone",
+            )
         stable = finding.details.get("stable", [])
         with_options = [item for item in stable if item["module_options"]]
         for item in with_options:
@@ -220,6 +231,11 @@ class UniqueOnStable(Mechanism):
         Example(
             "a kernel made only for the plugin kind the run asked for is optional: left alone",
             _unique_kernel(captures=[], called_from="sim.py:40:step", chosen_by=["kind"]),
+            RULED_OUT,
+        ),
+        Example(
+            "a generic kernel in a module of its own builds only the overloads launched: left alone",
+            _unique_kernel(captures=[], called_from="sim.py:20:<module>", is_generic=True),
             RULED_OUT,
         ),
         Example(
