@@ -1,7 +1,9 @@
 """Plan: every mechanism's finding, and the fixes of the fired ones in the registry's fix order.
 
 What a mechanism detects and proposes lives in its own file under `warp_fix/mechanisms/`; this module only
-runs them, orders the fixes, numbers them and drops a codemod call another mechanism already proposed.
+runs them, orders the fixes, numbers them, drops a codemod call another mechanism already proposed, and joins
+the fixes of one mechanism that make the same edit on different items into one fix (apply commits one fix as
+one commit): moving four factories' kernels into one module is one commit, not four.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from warp_fix.mechanisms import FIX_ORDER, Inputs, diagnose_all
-from warp_fix.model import FIRED, NotProposed, Plan
+from warp_fix.model import FIRED, Fix, NotProposed, Plan
 from warp_fix.report import Report
 from warp_fix.scan import SourceIndex, scan_repository
 
@@ -33,16 +35,44 @@ def make_plan(
             plan.not_proposed.append(NotProposed(mechanism.SLUG, f"{finding.status}: {finding.reason}"))
             continue
         proposals = list(mechanism.propose(finding, inputs))
-        if not proposals:  # a fired finding always says what is done about it, in the same view
-            proposals = [NotProposed(mechanism.SLUG, f"fired ({finding.reason}), but no fix of the code applies")]
-        for item in proposals:
-            if isinstance(item, NotProposed):
-                plan.not_proposed.append(item)
-                continue
+        declined = [item for item in proposals if isinstance(item, NotProposed)]
+        plan.not_proposed += declined
+        kept = 0
+        for item in group_fixes([item for item in proposals if isinstance(item, Fix)]):
             key = (item.codemod, repr(sorted(item.args.items())))
             if item.codemod and key in taken:
                 continue
             taken.add(key)
             item.id = f"F{len(plan.fixes) + 1}"
             plan.fixes.append(item)
+            kept += 1
+        if not kept and not declined:  # a fired finding always says what is done about it, in the same view
+            why = "its edit is an earlier fix's" if proposals else "no fix of the code applies"
+            plan.not_proposed.append(NotProposed(mechanism.SLUG, f"fired ({finding.reason}), but {why}"))
     return plan
+
+
+# The argument that takes a list, per codemod: fixes that differ only in it are one edit.
+LIST_ARGUMENTS = {"drop_unique": "names", "merge_modules": "kernels", "kernels_to_module_scope": "kernels"}
+
+
+def group_fixes(fixes: list[Fix]) -> list[Fix]:
+    """One Fix per (mechanism, codemod, target file and module): the list arguments of the others join the first."""
+    grouped: list[Fix] = []
+    first_of: dict[tuple, Fix] = {}
+    for fix in fixes:
+        list_argument = LIST_ARGUMENTS.get(fix.codemod or "")
+        if list_argument is None or not isinstance(fix.args.get(list_argument), list):
+            grouped.append(fix)
+            continue
+        rest = repr(sorted((k, v) for k, v in fix.args.items() if k != list_argument))
+        first = first_of.setdefault((fix.slug, fix.codemod, rest), fix)
+        if first is fix:
+            grouped.append(fix)
+            continue
+        first.args[list_argument] += [v for v in fix.args[list_argument] if v not in first.args[list_argument]]
+        first.files = sorted({*first.files, *fix.files})
+        first.lines += [line for line in fix.lines if line not in first.lines]
+        first.description = f"{first.description} {fix.description}"
+        first.expected_builds_removed = max(first.expected_builds_removed, fix.expected_builds_removed)
+    return grouped

@@ -229,3 +229,93 @@ def test_warp_functions_are_indexed_with_their_kind(scan):
     square, native = index.funcs
     assert (square.name, square.kind, square.line, square.at_module_scope) == ("square", "func", 4, True)
     assert (native.kind, native.function, native.at_module_scope) == ("func_native", "make", False)
+
+
+def test_kernels_made_by_a_call_or_the_projects_own_decorator_are_found(scan):
+    index = scan(
+        {
+            "app/__init__.py": "",
+            "app/decorators.py": """
+                import warp as wp
+
+                def kernel(fn=None, **options):
+                    options.setdefault("enable_backward", False)
+                    return wp.kernel(fn, **options)
+            """,
+            "app/ops.py": """
+                import warp as wp
+                from app.decorators import kernel
+
+                @kernel(module="unique")
+                def rectify(x: wp.array(dtype=float)):
+                    x[wp.tid()] = wp.abs(x[wp.tid()])
+
+                def make_box(size: int):
+                    def box(x: wp.array(dtype=float)):
+                        x[wp.tid()] = x[wp.tid()] / float(size)
+
+                    box.__qualname__ = f"box_{size}"
+                    return wp.kernel(box, module="unique", module_options={"max_unroll": size})
+            """,
+        }
+    )
+    rectify = index.kernel_at("app/ops.py", 4)
+    assert (rectify.name, rectify.made_by, rectify.module_kind) == ("rectify", "project-decorator", "unique")
+    box = index.kernel_at("app/ops.py", 9)
+    assert (box.name, box.made_by, box.decorator_line, box.captures) == ("box", "call", 13, ["size"])
+    assert box.module_options.source == '{"max_unroll": size}'
+    assert [k.name for k in index.kernels] == ["rectify", "box"]
+
+
+def test_a_kernel_made_in_a_branch_on_a_factory_parameter_is_optional(scan):
+    index = scan(
+        {
+            "shade.py": """
+                import warp as wp
+
+                _plain = None
+
+                def make_shader(kind: str):
+                    global _plain
+                    if kind == "toon":
+                        @wp.kernel(module="unique")
+                        def toon(x: wp.array(dtype=float)):
+                            x[wp.tid()] = wp.floor(x[wp.tid()])
+                        return toon
+                    if _plain is None:  # a lazy singleton: every run that gets here makes the same kernel
+                        @wp.kernel(module="unique")
+                        def plain(x: wp.array(dtype=float)):
+                            x[wp.tid()] = x[wp.tid()]
+                        _plain = plain
+                    return _plain
+            """
+        }
+    )
+    assert index.kernel_named("toon").chosen_by == ["kind"]
+    assert index.kernel_named("plain").chosen_by == []
+
+
+def test_kernels_of_factories_in_a_registry_are_optional(scan):
+    index = scan(
+        {
+            "effects.py": """
+                import warp as wp
+
+                def make_bloom():
+                    @wp.kernel
+                    def bloom(x: wp.array(dtype=float)):
+                        x[wp.tid()] = x[wp.tid()] * 1.2
+                    return bloom
+
+                def make_fade():
+                    @wp.kernel
+                    def fade(x: wp.array(dtype=float)):
+                        x[wp.tid()] = x[wp.tid()] * 0.5
+                    return fade
+
+                EFFECTS = {"bloom": make_bloom}
+            """
+        }
+    )
+    assert index.kernel_named("bloom").chosen_by == ["EFFECTS[...]"]
+    assert index.kernel_named("fade").chosen_by == []

@@ -39,8 +39,14 @@ class KernelAfterLoad(Mechanism):
                         }
                     )
         for item in late:
-            kernel = inputs.index.kernel_named(item["function"], item["file"]) if item["file"] else None
+            kernel = (
+                inputs.index.kernel_at(item["file"], item["line"]) or inputs.index.kernel_named(
+                    item["function"], item["file"])
+                if item["file"]
+                else None
+            )
             if kernel is not None:
+                item["chosen_by"] = list(kernel.chosen_by)
                 item["factory"] = kernel.enclosing_functions[-1] if kernel.enclosing_functions else None
                 item["captures"] = list(kernel.captures)
                 item["module_kind"] = kernel.module_kind
@@ -70,6 +76,13 @@ class KernelAfterLoad(Mechanism):
             where = f"{item.get('file')}:{item.get('line')}"
             if not item.get("file") or "factory" not in item:
                 yield NotProposed(finding.slug, f"late kernel at {where} is not in the repository's source")
+            elif item["chosen_by"]:
+                yield NotProposed(
+                    finding.slug,
+                    f"kernel at {where} is optional: {item['factory']}() makes it only when "
+                    f"{', '.join(item['chosen_by'])} selects it, so only some runs build it; moved to module scope "
+                    "every run would compile it. Left alone",
+                )
             elif item["captures"]:
                 yield NotProposed(
                     finding.slug,
@@ -148,6 +161,20 @@ class KernelAfterLoad(Mechanism):
             FIRED,
             fixes=(),
             declined="captures factor",
+        ),
+        Example(
+            "a late kernel made only for the plugin kind the run asked for stays optional",
+            case.run(
+                builds=[case.build("sim"), case.build("sim")],
+                rebuilds=[case.rebuild("sim", "kernel-added", "'toon'", site=case.site("sim.py", 12, "toon"))],
+                source=case.index(
+                    files=["sim.py"],
+                    kernels=[case.kernel("toon", "sim.py", 12, enclosing_functions=["make"], chosen_by=["kind"])],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="is optional",
         ),
         Example("every module built once", case.run(builds=[case.build("sim")]), RULED_OUT),
     )

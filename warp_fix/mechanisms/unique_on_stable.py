@@ -6,11 +6,12 @@ from collections.abc import Iterator
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
+from warp_fix.mechanisms._common import expected_effect, fired, module_scope_options, ms, ruled_out, runtime, static
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
+from warp_fix.scan.index import KernelDef, Value
 
 
-def _unique_kernel(captures: list[str], called_from: str) -> Inputs:
+def _unique_kernel(captures: list[str], called_from: str, **fields) -> Inputs:
     """`integrate`, made with module="unique" inside `make_integrator()`, which is called at `called_from`."""
     stack = ["sim.py:6:integrate", called_from]
     return case.run(
@@ -21,7 +22,28 @@ def _unique_kernel(captures: list[str], called_from: str) -> Inputs:
             kernels=[
                 case.kernel(
                     "integrate", "sim.py", 6, module_kind="unique", enclosing_functions=["make_integrator"],
-                    captures=captures, at_module_scope=False,
+                    captures=captures, at_module_scope=False, **fields,
+                )
+            ],
+        ),
+    )
+
+
+def _renamed_by_call(**fields) -> Inputs:
+    """`box` renamed `box_size_3_kernel` by its factory and made by `wp.kernel(box, module="unique", ...)` at
+    line 21, the factory called at import time: only the code object's site (boxes.py:10) names the def."""
+    stack = ["boxes.py:21:make_box", "pipeline.py:9:<module>"]
+    return case.run(
+        builds=[case.build("box_size_3_kernel_0a1b2c3d", kernels=["box_size_3_kernel"])],
+        kernel_defs=[case.kernel_def("box_size_3_kernel", "boxes", unique=True,
+                                     site=case.site("boxes.py", 10, "box_size_3_kernel", stack))],
+        source=case.index(
+            files=["boxes.py", "pipeline.py"],
+            kernels=[
+                KernelDef(
+                    file="boxes.py", line=10, name="box", python_module="boxes", decorator_line=21,
+                    decorator='wp.kernel(box, module="unique")', module_kind="unique", enclosing_functions=["make_box"],
+                    captures=["size"], at_module_scope=False, made_by="call", **fields,
                 )
             ],
         ),
@@ -33,39 +55,38 @@ class UniqueOnStable(Mechanism):
     CS = "CS-9"
     TITLE = 'stable kernels each compiled in a module of their own (module="unique")'
     SAFETY = (SAFE,)
-    CODEMODS = ("kernels_to_module_scope", "drop_unique")
+    CODEMODS = ("kernels_to_module_scope", "drop_unique", "call_site_argument")
 
     def diagnose(self, inputs: Inputs) -> Finding:
         defs = [d for d in inputs.report.trace.kernel_defs if d.unique]
         if not defs:
             return ruled_out(self.SLUG, self.TITLE, 'no kernel with module="unique" was created in the run')
-        stable, runtime_made = [], []
+        stable, runtime_made, optional, generic = [], [], [], []
         evidence = []
         for kernel_def in _distinct(defs):
-            file = inputs.repo_file(kernel_def.site.file) if kernel_def.site else None
-            kernel = inputs.index.kernel_named(kernel_def.function, file) if file else None
+            kernel = _static_kernel(inputs, kernel_def)
             if kernel is None or not kernel.in_repo:
                 continue
-            factory = (
-                inputs.index.factory_named(".".join(kernel.enclosing_functions))
-                if kernel.enclosing_functions
-                else None
-            )
-            entry = {
-                "file": kernel.file,
-                "kernel": kernel.name,
-                "line": kernel.line,
-                "factory": kernel.enclosing_functions[-1] if kernel.enclosing_functions else None,
-                "python_module": kernel.python_module,
-                "module_kind": kernel.module_kind,
-                "captures": list(kernel.captures),
-                "factory_params": [p.name for p in factory.parameters] if factory else [],
-            }
+            made_here = [d for d in defs if d.site and (d.site.file, d.site.line) == (kernel_def.site.file,
+                                                                                     kernel_def.site.line)]
+            entry = _entry(inputs, kernel, called_at_module_scope=_created_at_module_scope(made_here))
+            entry["modules"] = sorted({d.module for d in made_here})
+            entry["runtime_names"] = sorted({d.function for d in made_here} - {kernel.name})
             runtime_captures = [c for c in kernel.captures if c != "module"]
-            entry["called_at_module_scope"] = _created_at_module_scope(defs, kernel_def.function)
+            if kernel_def.generic or kernel.is_generic:
+                # Each overload is built where it is launched; a shared module would build every registered one.
+                generic.append(entry)
+                evidence.append(static(f"{kernel.name} is generic: its own module builds only the instances "
+                                       "launched", kernel.file, kernel.line))
+            elif kernel.chosen_by:
+                optional.append(entry)
+                evidence.append(
+                    static(f"{kernel.name} is made only when {', '.join(kernel.chosen_by)} selects it: optional",
+                           kernel.file, kernel.line)
+                )
             # A factory called only at import time makes a fixed set of kernels before any launch, whatever its
             # kernels capture: they can share one module. One called later (plugins, requests) cannot.
-            if runtime_captures and not (entry["factory"] and entry["called_at_module_scope"]):
+            elif runtime_captures and not (entry["factory"] and entry["called_at_module_scope"]):
                 runtime_made.append(entry)
                 evidence.append(
                     static(
@@ -77,54 +98,77 @@ class UniqueOnStable(Mechanism):
                 )
             else:
                 stable.append(entry)
-                evidence.append(
-                    static(f"{kernel.name} captures nothing from its factory: stable", kernel.file, kernel.line)
-                )
+                evidence.append(static(f"{kernel.name} is made the same way on every run: stable", kernel.file,
+                                       kernel.line))
         unique_modules = [b for b in inputs.user_builds() if _is_unique_build(b, {d.key for d in defs})]
         evidence += [
             runtime(f"module {b.module} built for one unique kernel", b.site, inputs) for b in unique_modules
         ]
+        details = {"stable": stable, "runtime_made": runtime_made, "optional": optional, "generic": generic}
         if not stable:
             return ruled_out(
                 self.SLUG,
                 self.TITLE,
-                "every unique kernel is made from runtime data (plugins, expressions)",
+                "every unique kernel is made from runtime data (plugins, expressions), only on some runs, or generic"
+                + (f" (optional, left alone: {', '.join(k['kernel'] for k in optional)})" if optional else ""),
                 evidence=evidence,
-                details={"runtime_made": runtime_made},
+                details=details,
             )
-        cost = sum(b.module_ms for b in unique_modules if any(k["kernel"] in " ".join(b.kernels) for k in stable))
+        # What a shared module saves: the builds of the stable kernels whose options allow sharing.
+        shareable = {module for k in stable if not k["module_options"] for module in k["modules"]}
+        cost = sum(b.module_ms for b in unique_modules if b.module in shareable)
         return fired(
             self.SLUG,
             self.TITLE,
             f"{len(stable)} stable kernel(s) built in module(s) of their own ({ms(cost)})",
             evidence=evidence,
             cost_ms=cost,
-            extra_builds=max(0, len(stable) - 1),
-            details={"stable": stable, "runtime_made": runtime_made},
+            extra_builds=max(0, len(shareable) - 1),
+            details=details,
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
         for item in finding.details.get("runtime_made", []):
             yield NotProposed(
                 finding.slug,
-                f"{item['kernel']} ({item['file']}:{item['line']}) is made from runtime "
+                f"{_named(item)} is made from runtime "
                 'data: it keeps module="unique"',
             )
+        for item in finding.details.get("optional", []):
+            yield NotProposed(finding.slug, _optional_reason(item))
+        for item in finding.details.get("generic", []):
+            yield NotProposed(
+                finding.slug,
+                f"{_named(item)} is generic (per-dtype overloads): in a shared module every registered instance "
+                "would build with it. Left alone",
+            )
+        stable = finding.details.get("stable", [])
+        with_options = [item for item in stable if item["module_options"]]
+        for item in with_options:
+            yield NotProposed(
+                finding.slug,
+                f"{_named(item)} sets its own module_options "
+                f"({item['module_options']}), valid only with module=\"unique\": a shared module would change them",
+            )
         to_scope: dict[tuple[str, str], dict] = {}
-        renamed: dict[str, dict] = {}
-        for item in finding.details.get("stable", []):
-            if item["factory"] and not item["captures"]:
+        renamed: dict[tuple[str, str], dict] = {}
+        at_call_sites: list[dict] = []
+        for item in stable:
+            if item["module_options"]:
+                continue
+            if item["made_by"] != "decorator":
+                at_call_sites.append(item)
+            elif item["factory"] and not item["captures"] and not item["called_at_module_scope"]:
                 entry = to_scope.setdefault((item["file"], item["factory"]), {"kernels": [], "item": item})
                 entry["kernels"].append(item["kernel"])
             else:
-                # Captures factory arguments (e.g. a wp.func) but every call is at import time: keep the factory,
-                # give its kernels one named module (closures of one key live side by side in a module).
-                name = item["factory"] if item["module_kind"] == "parameter" else item["kernel"]
-                entry = renamed.setdefault(item["file"], {"names": [], "item": item})
+                # Every call of the factory is at import time: its kernels (closures of one key live side by side
+                # in a module) and the file's module-scope unique kernels get one named module, in one edit.
+                name = item["factory"] if item["factory"] else item["kernel"]
+                entry = renamed.setdefault((item["file"], item["module"]), {"names": [], "item": item})
                 if name not in entry["names"]:
                     entry["names"].append(name)
-        for file, entry in renamed.items():
-            module = f"{entry['item']['python_module']}.stable"
+        for (file, module), entry in renamed.items():
             yield Fix(
                 id="", slug=finding.slug, title=f"Build the stable kernels of {file} in one named module",
                 description=f"{', '.join(entry['names'])} gave every stable kernel a module of its own "
@@ -133,8 +177,21 @@ class UniqueOnStable(Mechanism):
                 files=[file], expected=expected_effect(finding), expected_builds_removed=finding.extra_builds,
                 expected_ms=finding.cost_ms,
             )
+        for item in at_call_sites:
+            how = "a wp.kernel(...) call" if item["made_by"] == "call" else "the project's kernel decorator"
+            yield Fix(
+                id="", slug=finding.slug,
+                title=f"Build {item['kernel']} in the shared module {item['module']}",
+                description=f"{item['kernel']} ({item['file']}:{item['line']}) gets module=\"unique\" through {how}; "
+                f"the named module {item['module']} builds it with the other kernels instead.",
+                safety=SAFE, codemod="call_site_argument",
+                args={"file": item["file"], "line": item["call_line"], "callee": item["callee"], "keyword": "module",
+                      "value": item["module"]},
+                files=[item["file"]], lines=[f"{item['file']}:{item['call_line']}"],
+                expected=expected_effect(finding, builds=1), expected_builds_removed=1,
+            )
         for (file, factory), entry in to_scope.items():
-            module = f"{entry['item']['python_module']}.{factory}"
+            module = entry["item"]["module"]
             yield Fix(
                 id="",
                 slug=finding.slug,
@@ -149,10 +206,10 @@ class UniqueOnStable(Mechanism):
 
     EXAMPLES = (
         Example(
-            'a factory called once at import time makes a module="unique" kernel that captures nothing',
+            'factories called at import time make module="unique" kernels: one named module, one edit per file',
             _unique_kernel(captures=[], called_from="sim.py:20:<module>"),
             FIRED,
-            fixes=(("kernels_to_module_scope", SAFE),),
+            fixes=(("drop_unique", SAFE),),
         ),
         Example(
             "the kernel captures the factory's argument, but the factory only runs at import time",
@@ -161,23 +218,106 @@ class UniqueOnStable(Mechanism):
             fixes=(("drop_unique", SAFE),),
         ),
         Example(
+            "a factory called after import makes a kernel that captures nothing: it moves to module scope",
+            _unique_kernel(captures=[], called_from="sim.py:40:step"),
+            FIRED,
+            fixes=(("kernels_to_module_scope", SAFE),),
+        ),
+        Example(
             "a plugin kernel made per request from runtime data keeps its module of its own",
             _unique_kernel(captures=["op"], called_from="sim.py:40:handle_request"),
             RULED_OUT,
         ),
+        Example(
+            "a kernel made only for the plugin kind the run asked for is optional: left alone",
+            _unique_kernel(captures=[], called_from="sim.py:40:step", chosen_by=["kind"]),
+            RULED_OUT,
+        ),
+        Example(
+            "a generic kernel in a module of its own builds only the overloads launched: left alone",
+            _unique_kernel(captures=[], called_from="sim.py:20:<module>", is_generic=True),
+            RULED_OUT,
+        ),
+        Example(
+            "a renamed factory kernel made by a wp.kernel(...) call: the call site gets the named module",
+            _renamed_by_call(),
+            FIRED,
+            fixes=(("call_site_argument", SAFE),),
+        ),
+        Example(
+            "a kernel with its own module_options keeps module=\"unique\": a shared module would change them",
+            _renamed_by_call(module_options=Value('{"max_unroll": size}', is_constant=False)),
+            FIRED,
+            fixes=(),
+            declined="sets its own module_options",
+        ),
     )
 
 
-def _created_at_module_scope(defs, function: str) -> bool:
+def _static_kernel(inputs: Inputs, kernel_def):
+    """The scanned def behind a traced kernel, joined on its code object's file and first line (not its name:
+    factories rename kernels, and `wp.kernel(fn, ...)` or a project decorator makes them without `@wp.kernel`)."""
+    if kernel_def.site is None:
+        return None
+    file = inputs.repo_file(kernel_def.site.file)
+    return inputs.index.kernel_at(file, kernel_def.site.line) if file else None
+
+
+def _entry(inputs: Inputs, kernel, *, called_at_module_scope: bool) -> dict:
+    """What propose needs of one unique kernel, and the named module it would share."""
+    factory = inputs.index.factory_named(".".join(kernel.enclosing_functions)) if kernel.enclosing_functions else None
+    return {
+        "file": kernel.file,
+        "kernel": kernel.name,
+        "line": kernel.line,
+        "factory": kernel.enclosing_functions[-1] if kernel.enclosing_functions else None,
+        "python_module": kernel.python_module,
+        "module_kind": kernel.module_kind,
+        "captures": list(kernel.captures),
+        "factory_params": [p.name for p in factory.parameters] if factory else [],
+        "called_at_module_scope": called_at_module_scope,
+        "made_by": kernel.made_by,
+        "call_line": kernel.decorator_line,
+        "callee": kernel.decorator.split("(")[0].split(".")[-1],
+        "module_options": kernel.module_options.source if kernel.module_options else "",
+        "chosen_by": list(kernel.chosen_by),
+        "module": _shared_module(inputs, kernel),
+    }
+
+
+def _shared_module(inputs: Inputs, kernel) -> str:
+    """A module-scope kernel joins its file's own module when that carries no options of its own (no build
+    added); factory kernels, or a file with options, get `<python module>.stable`."""
+    if kernel.at_module_scope and not module_scope_options(inputs.index, kernel.python_module):
+        return kernel.python_module
+    return f"{kernel.python_module}.stable"
+
+
+def _named(item: dict) -> str:
+    """`box (boxes.py:10, made as box_size_3_kernel, box_size_7_kernel)`: the def, and the names a factory gave it."""
+    renamed = item.get("runtime_names")
+    return f"{item['kernel']} ({item['file']}:{item['line']}" + (f", made as {', '.join(renamed)})" if renamed else ")")
+
+
+def _optional_reason(item: dict) -> str:
+    where = f"{item['factory']}()" if item["factory"] else item["file"]
+    return (
+        f"{_named(item)} is optional: {where} makes it only when "
+        f"{', '.join(item['chosen_by'])} selects it, so only some runs build it; in a module every run builds, "
+        "every run would compile it. Left alone"
+    )
+
+
+def _created_at_module_scope(made_here) -> bool:
     """Every creation of this kernel came from a factory call at import time (module scope): stable inputs."""
-    callers = [d.site.stack[1] for d in defs if d.function == function and d.site and len(d.site.stack) > 1]
+    callers = [d.site.stack[1] for d in made_here if len(d.site.stack) > 1]
     return bool(callers) and all(caller.endswith(":<module>") for caller in callers)
 
 
 def _distinct(defs):
     seen = set()
     for d in defs:
-        key = (d.site.file if d.site else None, d.function)
+        key = (d.site.file, d.site.line) if d.site else (None, d.function)
         if key not in seen:
             seen.add(key)
             yield d

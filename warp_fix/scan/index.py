@@ -49,10 +49,15 @@ class Parameter:
 
 @dataclass(kw_only=True)
 class KernelDef(Located):
-    """One `@wp.kernel` function. `line` is the `def` line; `decorator_line` the `@` line.
+    """One function Warp turns into a kernel. `line` is the `def` line; `decorator_line` the `@` line (or the
+    `wp.kernel(fn, ...)` call's line when made by a call).
 
     module_kind: "default" (the Python module), "literal" (a named module), "unique",
     "parameter" (a name bound to a parameter of an enclosing factory) or "expression".
+    made_by: "decorator" (`@wp.kernel`), "call" (`wp.kernel(fn, ...)`) or "project-decorator" (a project's own
+    `@kernel` wrapping `wp.kernel`; codemods that edit `@wp.kernel` decorators cannot edit it).
+    chosen_by: factory parameters read by the `if`/`match` that decides whether the kernel is made: a dispatch on
+    run-time data, so only some runs build it (an optional kernel).
     """
 
     name: str
@@ -69,6 +74,8 @@ class KernelDef(Located):
     captures: list[str] = field(default_factory=list)
     is_generic: bool = False
     generic_parameters: list[str] = field(default_factory=list)
+    made_by: str = "decorator"
+    chosen_by: list[str] = field(default_factory=list)
 
     @property
     def module_from_parameter(self) -> bool:
@@ -269,6 +276,14 @@ class SourceIndex:
         matches = [k for k in self.kernels if k.name == function_name and (file is None or k.file == file)]
         matches.sort(key=lambda k: not k.in_repo)
         return matches[0] if matches else None
+
+    def kernel_at(self, file: str, line: int) -> KernelDef | None:
+        """The kernel whose code object starts at `file:line` (Warp's `co_firstlineno`: first decorator or def)."""
+        for kernel in self.kernels:
+            first = min(kernel.line, kernel.decorator_line) if kernel.made_by != "call" else kernel.line
+            if kernel.file == file and first <= line <= kernel.line:
+                return kernel
+        return None
 
     def kernels_of_module(self, module_name: str) -> list[KernelDef]:
         """Kernels whose Warp module is statically `module_name` (default or a literal `module=`)."""

@@ -17,9 +17,13 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 class KernelCollector(Collector):
-    """Finds `@wp.kernel` / `@wp.func*` / `@wp.overload` defs, and registers their factories."""
+    """Finds `@wp.kernel` / `@wp.func*` / `@wp.overload` defs, and registers their factories.
 
-    NODE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+    A kernel is also a def passed to a `wp.kernel(fn, ...)` call, or one decorated with a project's own `kernel`
+    decorator (a wrapper of `wp.kernel` that adds defaults); the tracer's code-object sites confirm them.
+    """
+
+    NODE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -27,11 +31,16 @@ class KernelCollector(Collector):
         self._scopes: dict[int, FactoryScopes | None] = {}
 
     def visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Call):
+            self._visit_call(node)
+            return
         assert isinstance(node, _Function)
         for decorator in node.decorator_list:
             symbol = self._decorator_symbol(decorator)
             if symbol == "kernel":
                 self._record_kernel(node, decorator)
+            elif symbol is None and self._project_kernel_decorator(decorator):
+                self._record_kernel(node, decorator, made_by="project-decorator")
             elif symbol in FUNC_DECORATORS:
                 self._record_func(node, decorator, symbol)
             elif symbol == "overload":
@@ -39,12 +48,51 @@ class KernelCollector(Collector):
                     OverloadCall(**self.parsed.located(node), kernel=node.name, types=None, form="decorator")
                 )
 
+    def finish(self) -> None:
+        """Kernels of factories listed in a module-scope registry (`SHADERS = {"toon": make_toon}`) are made only
+        for the entry a run looks up: optional, like a branch on a parameter."""
+        registries: dict[str, str] = {}
+        for statement in self.parsed.tree.body:
+            if isinstance(statement, ast.Assign | ast.AnnAssign) and isinstance(statement.value, ast.Dict):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                name = next((t.id for t in targets if isinstance(t, ast.Name)), None)
+                for value in statement.value.values:
+                    if name and isinstance(value, ast.Name):
+                        registries.setdefault(value.id, f"{name}[...]")
+        for kernel in self.found.kernels:
+            registry = registries.get(kernel.enclosing_functions[0]) if kernel.enclosing_functions else None
+            if registry and registry not in kernel.chosen_by:
+                kernel.chosen_by.append(registry)
+
     def _decorator_symbol(self, decorator: ast.expr) -> str | None:
         return self.parsed.warp_symbol(decorator.func if isinstance(decorator, ast.Call) else decorator)
 
     # Kernels -------------------------------------------------------------------------------------
 
-    def _record_kernel(self, node: _Function, decorator: ast.expr) -> None:
+    def _project_kernel_decorator(self, decorator: ast.expr) -> bool:
+        """`@kernel` / `@kernel(...)` / `@tools.kernel(...)` imported from the project itself (a wrapper of
+        `wp.kernel` adding defaults); one imported from another library is not assumed to be Warp's."""
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        named = (isinstance(target, ast.Name) and target.id == "kernel") or (
+            isinstance(target, ast.Attribute) and target.attr == "kernel"
+        )
+        project = self.parsed.info.project_names
+        return named and any(name.split(".")[0] in project for name in self.parsed.qualified_names(target))
+
+    def _visit_call(self, call: ast.Call) -> None:
+        """`wp.kernel(fn, ...)` called as a function on a def of the same scope."""
+        if self.parsed.warp_symbol(call.func) != "kernel" or not call.args or not isinstance(call.args[0], ast.Name):
+            return
+        scope = self.parsed.innermost_function(call) or self.parsed.tree
+        name = call.args[0].id
+        for node in ast.walk(scope):
+            if isinstance(node, _Function) and node.name == name and self.parsed.innermost_function(node) is (
+                scope if scope is not self.parsed.tree else None
+            ):
+                self._record_kernel(node, call, made_by="call")
+                return
+
+    def _record_kernel(self, node: _Function, decorator: ast.expr, made_by: str = "decorator") -> None:
         parsed = self.parsed
         call = decorator if isinstance(decorator, ast.Call) else None
         module_argument = argument(call, "module")
@@ -67,10 +115,33 @@ class KernelCollector(Collector):
             captures=self._captures(node) if enclosing else [],
             is_generic=bool(generic_parameters),
             generic_parameters=generic_parameters,
+            made_by=made_by,
+            chosen_by=self._chosen_by(decorator if made_by == "call" else node),
         )
         self.found.kernels.append(kernel)
         if enclosing:
             self._factory_for(node).kernels.append(kernel.name)
+
+    def _chosen_by(self, node: ast.AST) -> list[str]:
+        """Parameters of the enclosing function read by the `if`/`match` tests that decide whether `node` runs."""
+        function = self.parsed.innermost_function(node)
+        if function is None:
+            return []
+        parameters = {arg.arg for arg in function_parameters(function)}
+        read: set[str] = set()
+        child = node
+        for parent in self.parsed.ancestors(node):
+            if parent is function:
+                break
+            tests = []
+            if isinstance(parent, ast.If) and child is not parent.test:
+                tests.append(parent.test)
+            elif isinstance(parent, ast.Match) and child is not parent.subject:
+                tests.append(parent.subject)
+            for test in tests:
+                read |= {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+            child = parent
+        return sorted(read & parameters)
 
     def _module_argument(self, kernel: _Function, expression: ast.expr | None):
         """(kind, value, parameter default) of a kernel's `module=` argument."""

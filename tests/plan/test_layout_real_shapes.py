@@ -1,0 +1,165 @@
+"""Module-layout mechanisms on the shapes real programs have, measured on real runs of the fixture apps.
+
+Renamed factory kernels, `wp.kernel(fn, ...)` called as a function, a project's own kernel decorator, a plugin
+dispatch whose kernels only some runs build, and two or three modules of one lifecycle; and the plan's rule of one
+fix (one commit) per mechanism and target module.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from tests.apply.conftest import PYTHON, git, init_repo
+from tests.conftest import FIXTURES
+from warp_fix.apply import build_request, run_apply
+from warp_fix.apply.ledger import KEPT
+from warp_fix.model import SAFE, Fix
+from warp_fix.plan import group_fixes, make_plan
+
+
+@pytest.fixture(scope="module")
+def plan_of(measured):
+    plans = {}
+
+    def get(name: str):
+        if name not in plans:
+            plans[name] = make_plan(measured(name), FIXTURES / name)
+        return plans[name]
+
+    return get
+
+
+def fixes(plan, slug: str) -> list[Fix]:
+    return [f for f in plan.fixes if f.slug == slug]
+
+
+def declined(plan, slug: str) -> list[str]:
+    return [n.reason for n in plan.not_proposed if n.slug == slug]
+
+
+def finding(plan, slug: str):
+    return next(f for f in plan.findings if f.slug == slug)
+
+
+def test_project_decorator_kernel_joins_its_files_module_at_the_decorator_call(plan_of):
+    plan = plan_of("factory_qualname")
+    (fix,) = fixes(plan, "unique-on-stable")
+    assert (fix.codemod, fix.safety) == ("call_site_argument", SAFE)
+    assert fix.args == {
+        "file": "filterbank/ops.py", "line": 14, "callee": "kernel", "keyword": "module", "value": "filterbank.ops",
+    }
+
+
+def test_renamed_factory_kernels_are_the_repositorys_and_their_own_options_keep_them_apart(plan_of):
+    plan = plan_of("factory_qualname")
+    stable = finding(plan, "unique-on-stable").details["stable"]
+    assert {(k["file"], k["kernel"], k["made_by"]) for k in stable} == {
+        ("filterbank/boxes.py", "box", "call"),
+        ("filterbank/ops.py", "rectify", "project-decorator"),
+    }
+    reasons = declined(plan, "unique-on-stable")
+    assert any(
+        "box (filterbank/boxes.py:10, made as box_size_3_kernel, box_size_7_kernel) sets its own module_options" in r
+        for r in reasons
+    ), reasons
+
+
+def test_renamed_kernel_made_by_a_call_is_proposed_and_two_factories_are_one_fix(plan_of):
+    plan = plan_of("plugin_dispatch")
+    by_codemod = {f.codemod: f for f in fixes(plan, "unique-on-stable")}
+    assert set(by_codemod) == {"drop_unique", "call_site_argument"}
+    assert by_codemod["drop_unique"].args == {
+        "file": "shading/stages.py", "names": ["make_normalize", "make_gamma"], "module": "shading.stages.stable",
+    }
+    assert by_codemod["call_site_argument"].args == {
+        "file": "shading/stages.py", "line": 34, "callee": "kernel", "keyword": "module",
+        "value": "shading.stages.stable",
+    }
+
+
+def test_kernels_chosen_per_run_are_left_alone_with_the_reason(plan_of):
+    plan = plan_of("plugin_dispatch")
+    layout = ("unique-on-stable", "kernel-after-load", "granular-modules")
+    moved = " ".join(str(f.args) for f in plan.fixes if f.slug in layout)
+    assert "shaders.py" not in moved and "effects.py" not in moved
+    (by_kind,) = [r for r in declined(plan, "unique-on-stable") if r.startswith("toon ")]
+    assert "optional" in by_kind and "when kind selects it" in by_kind and "every run would compile it" in by_kind
+    # a registry's effect kernel joins its loaded module late: a rebuild, yet moving it would compile every effect
+    assert finding(plan, "kernel-after-load").status == "fired"
+    (by_registry,) = declined(plan, "kernel-after-load")
+    assert "shading/effects.py" in by_registry and "optional" in by_registry and "EFFECTS[...]" in by_registry
+
+
+def test_three_same_lifecycle_modules_merge_and_other_lifecycles_or_options_stay(plan_of):
+    plan = plan_of("lifecycle_modules")
+    (fix,) = fixes(plan, "granular-modules")
+    assert fix.codemod == "merge_modules"
+    assert fix.args == {
+        "kernels": [["grading/lift.py", "lift"], ["grading/curve.py", "s_curve"], ["grading/grain.py", "grain"]],
+        "module": "grading.kernels",
+    }
+    assert finding(plan, "granular-modules").extra_builds == 2
+
+
+def test_every_fired_finding_has_a_fix_or_a_reason(plan_of):
+    for name in ("factory_qualname", "plugin_dispatch", "lifecycle_modules"):
+        plan = plan_of(name)
+        for fired in (f for f in plan.findings if f.status == "fired"):
+            assert fixes(plan, fired.slug) or declined(plan, fired.slug), (name, fired.slug)
+
+
+def test_fixes_of_one_mechanism_and_target_module_are_one_fix():
+    def drop(names: list[str], module: str, file: str = "app/stages.py") -> Fix:
+        return Fix("", "unique-on-stable", f"Share {names}", "d", SAFE, "drop_unique",
+                   args={"file": file, "names": names, "module": module}, files=[file], expected_builds_removed=1)
+
+    grouped = group_fixes(
+        [drop(["make_a"], "app.stable"), drop(["make_b", "make_a"], "app.stable"), drop(["make_c"], "app.other"),
+         drop(["make_d"], "app.stable", file="app/other.py")]
+    )
+    assert [f.args["names"] for f in grouped] == [["make_a", "make_b"], ["make_c"], ["make_d"]]
+
+
+def test_merging_two_or_three_modules_is_kept_as_one_commit(tmp_path):
+    """apply for real: the three stages of one lifecycle become one module; one commit, fewer identities (up to 3
+    samples per arm, so a structural win that a noisy CPU's timing contradicts is measured again)."""
+    repo = _fixture_repo(tmp_path, "lifecycle_modules", "grading")
+    request = build_request(
+        command=[PYTHON, "-m", "grading"], cwd=repo, branch="wf/layout", samples=3, only=["granular-modules"],
+        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
+    )
+    result = run_apply(request)
+    (entry,) = [e for e in result.ledger.entries if e.slug == "granular-modules"]
+    assert entry.outcome == KEPT, entry.reason
+    identities_before, identities_after = entry.numbers.structure["identities"]
+    assert identities_after == identities_before - 2
+    assert git(repo, "rev-list", "--count", "main..wf/layout") == "1"
+    changed = git(repo, "diff", "--name-only", "main..wf/layout").split()
+    assert changed == ["grading/curve.py", "grading/grain.py", "grading/lift.py"]
+
+
+def test_two_factories_given_one_module_are_one_commit(tmp_path):
+    """apply for real: the drop_unique fix naming both stage factories lands as one commit; the optional shader
+    file is never edited."""
+    repo = _fixture_repo(tmp_path, "plugin_dispatch", "shading")
+    request = build_request(
+        command=[PYTHON, "-m", "shading"], cwd=repo, branch="wf/layout", samples=3, only=["unique-on-stable"],
+        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
+    )
+    result = run_apply(request)
+    (grouped,) = [e for e in result.ledger.entries if e.title.startswith("Build the stable kernels of")]
+    assert grouped.outcome == KEPT, grouped.reason
+    assert git(repo, "show", "--name-only", "--format=", grouped.commit).split() == ["shading/stages.py"]
+    diff = git(repo, "show", "--format=", grouped.commit)
+    assert diff.count('-    @wp.kernel(module="unique")') == 2
+    assert git(repo, "diff", "--name-only", "main..wf/layout").split() == ["shading/stages.py"]
+
+
+def _fixture_repo(tmp_path, fixture: str, name: str):
+    """A git repository holding a copy of the fixture app (its sources, tests and pyproject.toml)."""
+    source = FIXTURES / fixture
+    files = {p.relative_to(source).as_posix(): p.read_text() for p in source.rglob("*.py")}
+    files["pyproject.toml"] = (source / "pyproject.toml").read_text()
+    return init_repo(tmp_path / name, files)
