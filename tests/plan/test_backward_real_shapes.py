@@ -156,7 +156,8 @@ def test_apply_keeps_backward_off_in_warps_own_wave_example(tmp_path):
     script = Path(warp.__file__).parent / "examples" / "core" / "example_wave.py"
     repo = init_repo(tmp_path / "wave", {"example_wave.py": script.read_text()})
     command = [PYTHON, "example_wave.py", "--device", "cpu", "--stage-path", "None", "--num-frames", "2"]
-    result = run_apply(build_request(command=command, cwd=repo, branch="wf/startup", samples=1))
+    # Three samples per arm: a structural win that one noisy run contradicts is measured again, not dropped.
+    result = run_apply(build_request(command=command, cwd=repo, branch="wf/startup", samples=3))
     (kept,) = result.ledger.of(KEPT)
     assert (kept.slug, kept.title) == ("unused-backward", "Turn off backward code in __main__")
     diff = git(repo, "diff", "main", "wf/startup")
