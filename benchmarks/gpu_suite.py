@@ -28,11 +28,12 @@ FIXTURES = {  # name: (package, run apply, measure kernel time)
     "gpu_serial": ("stages", True, False),
     "gpu_dominant": ("solver", True, False),
     "gpu_mathdx": ("spectra", True, True),
+    "gpu_lto_clear": ("tiles", True, False),
 }
 ALLOW = ["serial-builds", "unused-backward", "late-module-options"]
 # The tile fixture's cold build takes about a minute a run: apply tries only the mechanism the GPU issue
 # asks about, so that one device call (10 minutes) holds its measure, plan and apply.
-ONLY = {"gpu_tile_backward": ["unused-backward"]}
+ONLY = {"gpu_tile_backward": ["unused-backward"], "gpu_lto_clear": ["cache-discarded"]}
 
 
 def warp_fix(*args: str, cwd: Path) -> subprocess.CompletedProcess:
