@@ -148,7 +148,10 @@ class Wheels:
         stem = distribution.replace("-", "_").lower()
         for directory in [*self.dirs, WHEEL_CACHE]:
             for path in sorted(directory.glob("*.whl")):
-                name, found_version, *_, python_tag, _abi, platform_tag = path.name[: -len(".whl")].split("-")
+                parts = path.name[: -len(".whl")].split("-")
+                if len(parts) < 5:  # not a wheel name (name-version[-build]-python-abi-platform)
+                    continue
+                name, found_version, *_, python_tag, _abi, platform_tag = parts
                 if name.lower() != stem or (version and found_version != version):
                     continue
                 if _python_fits(python_tag) and _platform_fits(platform_tag):

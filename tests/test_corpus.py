@@ -26,12 +26,8 @@ def _load_harness():
 corpus = _load_harness()
 SCENARIOS = corpus.load_scenarios()
 
-# Disagreements known today, each a bug of warp-fix that is being fixed: the test xfails while exactly these remain,
-# passes once they are gone, and fails on any other disagreement.
-KNOWN = {
-    "warp-example-wave": {"missing fix: unused-backward module_options/safe on example_wave.py"},
-    "warp-example-fluid": {"missing fix: unused-backward module_options/safe on example_fluid.py"},
-}
+# The two smallest CPU scenarios (Warp's own examples as user scripts): warp-fix must agree with them exactly.
+SMALL_CPU = ["warp-example-wave", "warp-example-fluid"]
 
 
 def test_there_are_enough_scenarios():
@@ -96,17 +92,14 @@ def test_a_kept_commit_on_a_file_the_expectation_does_not_name_is_rejected():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(KNOWN))
+@pytest.mark.parametrize("name", SMALL_CPU)
 def test_warp_fix_agrees_on_small_cpu_scenario(name, tmp_path):
     scenario = next(s for s in SCENARIOS if s.name == name)
     if corpus.installed_warp_version() != scenario.version:
         pytest.skip(f"the expectation was written against warp-lang {scenario.version}")
     outcome = corpus.run_scenario(scenario, tmp_path, samples=1, with_apply=False, console=corpus.Console(quiet=True))
     assert not outcome.error, outcome.error
-    found = set(outcome.disagreements)
-    if found and found == KNOWN[name]:
-        pytest.xfail(f"known warp-fix bug: {'; '.join(sorted(found))}")
-    assert not found, found
+    assert outcome.disagreements == []
 
 
 def _wheel_file(directory: Path, distribution: str, module: str, tags: str = "py3-none-any") -> Path:
