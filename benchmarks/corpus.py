@@ -7,6 +7,11 @@ user would (measure, plan, optionally apply) and checks the plan against the exp
 A disagreement is a bug report against warp-fix, not against the expectation.
 
     python benchmarks/corpus.py [--only NAME ...] [--apply] [--samples N] [--json FILE] [--device cpu|cuda|all]
+                                [--wheels DIR]
+
+Offline (a machine with no package index): `--wheels DIR` (or the directories in PIP_FIND_LINKS) holds the
+scenarios' project wheels and any Python package warp-fix or a scenario needs that is not importable; those are
+unpacked into a private site directory, never over what is already installed.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import argparse
 import importlib.util
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -39,6 +45,9 @@ SCRIPT_DIR = CORPUS_DIR / "scripts"
 WHEEL_CACHE = Path(os.environ.get("WARP_FIX_CORPUS_CACHE", Path.home() / ".cache" / "warp-fix-corpus"))
 GIT_IDENTITY = ["-c", "user.name=corpus", "-c", "user.email=corpus@localhost", "-c", "commit.gpgsign=false"]
 APPLY_BRANCH = "wf/corpus"
+WARP_FIX_NEEDS = ["warp", "numpy", "libcst", "yaml", "git", "gitdb", "smmap"]  # checked before any scenario runs
+# Import names whose distribution (and so wheel) is named otherwise.
+DISTRIBUTION_OF = {"warp": "warp-lang", "yaml": "pyyaml", "git": "gitpython", "PIL": "pillow"}
 
 
 class CorpusError(Exception):
@@ -121,19 +130,81 @@ def _run(argv: list[str], cwd: Path, timeout: float | None = None) -> subprocess
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
-def _wheel(package: str, version: str) -> Path:
-    """The pinned wheel, downloaded once into a cache shared by every run of the corpus."""
-    WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
-    stem = package.replace("-", "_").lower()
-    found = [p for p in WHEEL_CACHE.glob("*.whl") if p.name.lower().startswith(f"{stem}-{version}-")]
-    if found:
-        return found[0]
-    argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"{package}=={version}", "-d", str(WHEEL_CACHE)]
-    done = _run(argv, WHEEL_CACHE, timeout=600)
-    found = [p for p in WHEEL_CACHE.glob("*.whl") if p.name.lower().startswith(f"{stem}-{version}-")]
-    if done.returncode != 0 or not found:
-        raise CorpusError(f"pip could not download {package}=={version}: {done.stderr.strip().splitlines()[-1:]}")
-    return found[0]
+@dataclass
+class Wheels:
+    """Where wheels come from: local directories first (offline machines), then pip into a shared cache."""
+
+    dirs: list[Path]
+    site: Path  # missing packages are unpacked here and put on PYTHONPATH for every child process
+
+    @classmethod
+    def from_environment(cls, wheels_dir: str | None, site: Path) -> Wheels:
+        dirs = [Path(wheels_dir)] if wheels_dir else []
+        dirs += [Path(d) for d in os.environ.get("PIP_FIND_LINKS", "").split() if Path(d).is_dir()]
+        return cls([d.resolve() for d in dirs], site)
+
+    def find(self, distribution: str, version: str | None = None) -> Path | None:
+        """A wheel of `distribution` (at `version`) that this interpreter can import, in a local dir or the cache."""
+        stem = distribution.replace("-", "_").lower()
+        for directory in [*self.dirs, WHEEL_CACHE]:
+            for path in sorted(directory.glob("*.whl")):
+                parts = path.name[: -len(".whl")].split("-")
+                if len(parts) < 5:  # not a wheel name (name-version[-build]-python-abi-platform)
+                    continue
+                name, found_version, *_, python_tag, _abi, platform_tag = parts
+                if name.lower() != stem or (version and found_version != version):
+                    continue
+                if _python_fits(python_tag) and _platform_fits(platform_tag):
+                    return path
+        return None
+
+    def project_wheel(self, package: str, version: str) -> Path:
+        """The scenario's pinned wheel; downloaded into the cache only when no local directory has it."""
+        found = self.find(package, version)
+        if found:
+            return found
+        if os.environ.get("PIP_NO_INDEX"):
+            where = ", ".join(str(d) for d in self.dirs) or "no --wheels directory"
+            raise CorpusError(f"no wheel of {package}=={version} (PIP_NO_INDEX is set; looked in {where})")
+        WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
+        argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"{package}=={version}"]
+        done = _run([*argv, "-d", str(WHEEL_CACHE)], WHEEL_CACHE, timeout=600)
+        found = self.find(package, version)
+        if done.returncode != 0 or not found:
+            raise CorpusError(f"pip could not download {package}=={version}: {done.stderr.strip().splitlines()[-1:]}")
+        return found
+
+    def make_importable(self, import_names: list[str]) -> None:
+        """Unpack a wheel for each import name this interpreter lacks; what is importable is left alone."""
+        missing = [name for name in import_names if importlib.util.find_spec(name) is None]
+        if not missing:
+            return
+        found = {name: self.find(DISTRIBUTION_OF.get(name, name)) for name in missing}
+        lacking = [name for name, wheel in found.items() if wheel is None]
+        if lacking:
+            where = ", ".join(str(d) for d in self.dirs) or "no --wheels directory"
+            raise CorpusError(
+                f"needs {', '.join(lacking)} in this interpreter ({sys.executable}): pip install them first, "
+                f"or put their wheels in --wheels DIR (looked in {where})"
+            )
+        self.site.mkdir(parents=True, exist_ok=True)
+        for wheel in found.values():
+            with zipfile.ZipFile(wheel) as archive:  # a wheel's importable files sit at its root
+                archive.extractall(self.site, [m for m in archive.namelist() if ".data/" not in m])
+        if str(self.site) not in sys.path:
+            sys.path.insert(0, str(self.site))
+            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.site), os.environ.get("PYTHONPATH")]))
+        importlib.invalidate_caches()
+
+
+def _python_fits(tag: str) -> bool:
+    here = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    return any(t in ("py3", f"py{sys.version_info.major}{sys.version_info.minor}", here) for t in tag.split("."))
+
+
+def _platform_fits(tag: str) -> bool:
+    machine = platform.machine()
+    return any(t == "any" or (t.startswith(("manylinux", "linux")) and t.endswith(machine)) for t in tag.split("."))
 
 
 def _warp_package_dir() -> Path:
@@ -148,17 +219,15 @@ def installed_warp_version() -> str:
     return warp.__version__
 
 
-def stage(scenario: Scenario, into: Path) -> Path:
+def stage(scenario: Scenario, into: Path, wheels: Wheels) -> Path:
     """Create the checkout: the project's own files, committed in a fresh git repository. Returns its root."""
     recipe = scenario.staging
-    missing = [name for name in recipe.get("requires", []) if importlib.util.find_spec(name) is None]
-    if missing:
-        raise CorpusError(f"needs {', '.join(missing)} in this interpreter ({sys.executable}): pip install them first")
+    wheels.make_importable(recipe.get("requires", []))
     repo = into / scenario.name
     repo.mkdir(parents=True)
     kind = recipe["kind"]
     if kind == "wheel":
-        with zipfile.ZipFile(_wheel(scenario.package, scenario.version)) as wheel:
+        with zipfile.ZipFile(wheels.project_wheel(scenario.package, scenario.version)) as wheel:
             members = [m for m in wheel.namelist() if m.split("/", 1)[0] in recipe["packages"]]
             wheel.extractall(repo, members)
     elif kind == "warp-examples":
@@ -343,12 +412,14 @@ def _fix_matches(fix: dict[str, Any], want: ExpectedFix) -> bool:
 # --- the whole run ---------------------------------------------------------------------------------------------
 
 
-def run_scenario(scenario: Scenario, work: Path, samples: int, with_apply: bool, console: Console) -> Outcome:
+def run_scenario(
+    scenario: Scenario, work: Path, samples: int, with_apply: bool, console: Console, wheels: Wheels | None = None
+) -> Outcome:
     outcome = Outcome(scenario.name, scenario.device, scenario.command)
     started = time.monotonic()
     try:
         console.print(f"[bold]{scenario.name}[/]: staging {scenario.package} {scenario.version}")
-        repo = stage(scenario, work)
+        repo = stage(scenario, work, wheels or Wheels.from_environment(None, work / "site-packages"))
         outcome.repo = str(repo)
         console.print(f"[bold]{scenario.name}[/]: measure ({samples} samples) and plan")
         measure_and_plan(scenario, repo, work, samples, outcome)
@@ -406,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write every outcome here")
     parser.add_argument("--keep", metavar="DIR", help="stage into DIR and keep the checkouts (default: a temp dir)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument("--wheels", metavar="DIR", help="take wheels from DIR (offline machines; PIP_FIND_LINKS too)")
     args = parser.parse_args(argv)
     console = Console(width=int(os.environ.get("COLUMNS", "200")))
     try:
@@ -417,13 +489,19 @@ def main(argv: list[str] | None = None) -> int:
         for s in scenarios:
             console.print(f"{s.name:32} {s.device:5} {s.package} {s.version}: {' '.join(s.command)}")
         return 0
-    if args.keep:
-        work = Path(args.keep).resolve()
+    if args.wheels and not Path(args.wheels).is_dir():
+        console.print(f"error: --wheels {args.wheels}: not a directory")
+        return 2
+    with tempfile.TemporaryDirectory(prefix="warp-fix-corpus-") as tmp:
+        work = Path(args.keep).resolve() if args.keep else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        outcomes = [run_scenario(s, work, args.samples, args.apply, console) for s in scenarios]
-    else:
-        with tempfile.TemporaryDirectory(prefix="warp-fix-corpus-") as tmp:
-            outcomes = [run_scenario(s, Path(tmp), args.samples, args.apply, console) for s in scenarios]
+        wheels = Wheels.from_environment(args.wheels, work / "site-packages")
+        try:
+            wheels.make_importable(WARP_FIX_NEEDS)
+        except CorpusError as exc:
+            console.print(f"error: warp-fix {exc}")
+            return 2
+        outcomes = [run_scenario(s, work, args.samples, args.apply, console, wheels) for s in scenarios]
     print_table(outcomes, console)
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(o) | {"agrees": o.agrees} for o in outcomes], indent=1) + "\n")

@@ -26,12 +26,8 @@ def _load_harness():
 corpus = _load_harness()
 SCENARIOS = corpus.load_scenarios()
 
-# Disagreements known today, each a bug of warp-fix that is being fixed: the test xfails while exactly these remain,
-# passes once they are gone, and fails on any other disagreement.
-KNOWN = {
-    "warp-example-wave": {"missing fix: unused-backward module_options/safe on example_wave.py"},
-    "warp-example-fluid": {"missing fix: unused-backward module_options/safe on example_fluid.py"},
-}
+# The two smallest CPU scenarios (Warp's own examples as user scripts): warp-fix must agree with them exactly.
+SMALL_CPU = ["warp-example-wave", "warp-example-fluid"]
 
 
 def test_there_are_enough_scenarios():
@@ -96,14 +92,52 @@ def test_a_kept_commit_on_a_file_the_expectation_does_not_name_is_rejected():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(KNOWN))
+@pytest.mark.parametrize("name", SMALL_CPU)
 def test_warp_fix_agrees_on_small_cpu_scenario(name, tmp_path):
     scenario = next(s for s in SCENARIOS if s.name == name)
     if corpus.installed_warp_version() != scenario.version:
         pytest.skip(f"the expectation was written against warp-lang {scenario.version}")
     outcome = corpus.run_scenario(scenario, tmp_path, samples=1, with_apply=False, console=corpus.Console(quiet=True))
     assert not outcome.error, outcome.error
-    found = set(outcome.disagreements)
-    if found and found == KNOWN[name]:
-        pytest.xfail(f"known warp-fix bug: {'; '.join(sorted(found))}")
-    assert not found, found
+    assert outcome.disagreements == []
+
+
+def _wheel_file(directory: Path, distribution: str, module: str, tags: str = "py3-none-any") -> Path:
+    path = directory / f"{distribution}-1.0-{tags}.whl"
+    with corpus.zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(f"{module}/__init__.py", "VALUE = 'from the wheel'\n")
+        archive.writestr(f"{distribution}-1.0.dist-info/METADATA", f"Name: {distribution}\n")
+    return path
+
+
+def test_a_missing_package_is_unpacked_from_the_wheels_dir_and_an_importable_one_is_left_alone(tmp_path, monkeypatch):
+    wheels_dir = tmp_path / "wheels"
+    wheels_dir.mkdir()
+    _wheel_file(wheels_dir, "corpus_probe_pkg", "corpus_probe_pkg")
+    _wheel_file(wheels_dir, "pytest", "pytest")  # importable already: must not shadow the installed one
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("PYTHONPATH", "")
+    wheels = corpus.Wheels.from_environment(str(wheels_dir), tmp_path / "site")
+    wheels.make_importable(["corpus_probe_pkg", "pytest"])
+    assert sorted(p.name for p in (tmp_path / "site").iterdir()) == [
+        "corpus_probe_pkg",
+        "corpus_probe_pkg-1.0.dist-info",
+    ]
+    assert importlib.util.find_spec("corpus_probe_pkg").origin.startswith(str(tmp_path / "site"))
+    assert str(tmp_path / "site") in corpus.os.environ["PYTHONPATH"]
+
+
+def test_a_wheel_for_another_python_or_platform_is_not_taken(tmp_path):
+    _wheel_file(tmp_path, "native_pkg", "native_pkg", "cp27-cp27m-win_amd64")
+    wheels = corpus.Wheels.from_environment(str(tmp_path), tmp_path / "site")
+    assert wheels.find("native-pkg") is None
+    with pytest.raises(corpus.CorpusError, match="needs native_pkg"):
+        wheels.make_importable(["native_pkg"])
+
+
+def test_offline_a_project_wheel_missing_from_the_wheels_dir_is_a_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setattr(corpus, "WHEEL_CACHE", tmp_path / "cache")
+    wheels = corpus.Wheels.from_environment(str(tmp_path), tmp_path / "site")
+    with pytest.raises(corpus.CorpusError, match=r"no wheel of warp-nn==0\.4\.1"):
+        wheels.project_wheel("warp-nn", "0.4.1")
