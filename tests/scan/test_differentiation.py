@@ -87,4 +87,28 @@ def test_a_launch_under_a_tape_whose_kernel_is_unknown_is_kept_as_unresolved(sca
             """
         }
     )
-    assert differentiated_kernels(index).unresolved == ["fit.py:6"]
+    # the launch of an unknown kernel, and `make()`, a function passed in (the tape's whole function is followed)
+    assert differentiated_kernels(index).unresolved == ["fit.py:6", "fit.py:4"]
+
+
+def test_a_function_passed_in_and_called_under_a_tape_cannot_be_followed(scan):
+    """warpSPHCore's shape: a tape runs `function(*args)`, whatever the caller handed in; every module may be
+    differentiated, so the walk says it could not follow the call instead of finding nothing."""
+    index = scan(
+        {
+            "beams/model.py": MODEL,
+            "beams/autograd.py": """
+                import warp as wp
+
+                def gradient_of(function, *args):
+                    with wp.Tape() as tape:
+                        function(*args)
+                    tape.backward()
+                    return tape
+            """,
+        }
+    )
+    (call,) = [c for c in index.calls if c.function == "gradient_of"]
+    assert call.dynamic == ["5: function(...)"] and "function" not in call.callees
+    found = differentiated_kernels(index)
+    assert found.unresolved == ["beams/autograd.py:5"]

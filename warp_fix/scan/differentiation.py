@@ -4,8 +4,9 @@ A measured batch command may never record a tape, while a calibration script nex
 same kernels: turning their backward code off per module would break that script. The walk starts at every
 function holding a `wp.Tape()`, a `.backward(...)` on a tape, or a `wp.launch(..., adjoint=True)`, follows
 the repository's calls by name (conservatively: `sim.step()` reaches every function named `step`), and
-collects the kernels launched on the way. A launch whose kernel it cannot name is kept as unresolved: the
-caller then treats every module as possibly differentiated.
+collects the kernels launched on the way. A launch whose kernel it cannot name, or a call it cannot follow by
+name (a function passed in as a parameter, one picked from a container), is kept as unresolved: the caller
+then treats every module as possibly differentiated.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ class Differentiation:
     """Kernel function names reached from a tape or an adjoint launch, each with the site that reaches it."""
 
     kernels: dict[str, str] = field(default_factory=dict)  # kernel name -> "file:line" of the tape / adjoint launch
-    unresolved: list[str] = field(default_factory=list)  # "file:line" of launches under a tape whose kernel is unknown
+    # "file:line" of launches under a tape whose kernel is unknown, and of calls there that cannot be followed
+    unresolved: list[str] = field(default_factory=list)
     scopes: set[Scope] = field(default_factory=set)  # every function reached
 
     def reaches(self, file: str) -> bool:
@@ -38,6 +40,7 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
             for name in _names_of(calls.function):
                 by_name.setdefault(name, []).append((calls.file, calls.function))
     callees = {(c.file, c.function): c.callees for c in index.calls}
+    dynamic = {(c.file, c.function): c.dynamic for c in index.calls}
     launches: dict[Scope, list[LaunchSite]] = {}
     for launch in index.launches:
         if launch.in_repo:
@@ -61,6 +64,7 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
                     found.unresolved.append(f"{launch.file}:{launch.line}")
             for callee in callees.get(scope, []):
                 pending += by_name.get(callee, [])
+            found.unresolved += [f"{scope[0]}:{call.split(':')[0]}" for call in dynamic.get(scope, [])]
     return found
 
 

@@ -210,6 +210,9 @@ class FunctionCalls(Located):
     """
 
     callees: list[str] = field(default_factory=list)
+    # Calls the walk cannot follow by name: a function passed in as a parameter (`function(*args)`), or one
+    # picked from a container (`handlers[kind](...)`); "line: text" each. Under a tape they may reach any kernel.
+    dynamic: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

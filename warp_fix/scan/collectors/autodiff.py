@@ -85,13 +85,25 @@ class CallCollector(Collector):
             return
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name is None:
-            return
         function = self.parsed.innermost_function(node)
         located = self.parsed.located(node, function.lineno if function is not None else None)
         calls = self._calls.setdefault(located["function"], FunctionCalls(**located))
+        if name is None or (isinstance(func, ast.Name) and name in _parameters(function)):
+            if isinstance(func, ast.Name | ast.Subscript | ast.Call):
+                calls.dynamic.append(f"{node.lineno}: {self.parsed.source(func)}(...)")
+            return
         if name not in calls.callees:
             calls.callees.append(name)
 
     def finish(self) -> None:
         self.found.calls.extend(self._calls.values())
+
+
+def _parameters(function: ast.AST | None) -> set[str]:
+    """The parameter names of a def: a call through one runs whatever the caller passed in."""
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+        return set()
+    args = function.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return set(names)
