@@ -385,3 +385,13 @@ def test_fixes_keep_the_plan_ids_in_try_order():
     split = dataclasses.replace(fix("split_by_block_dim", groups=[]), id="F2")
     entries, _ = simulated_apply([overloads, split], BLOCK_SIZES)
     assert [(e.fix_id, e.slug) for e in entries] == [("F2", "split_by_block_dim"), ("F1", "register_overloads")]
+
+
+def test_the_stop_reason_says_what_timing_showed_beside_structure():
+    """A structural verdict never says timing 'confirms' a slower run: it names what timing showed."""
+    baseline = report(3300.0, 3700.0)
+    slower = compare(report(3500.0), report(3600.0, source=30_000), accepted_history=[baseline])
+    faster = compare(report(3500.0), report(3400.0, source=30_000), accepted_history=[baseline])
+    why = budget.next_step(slower, per_arm=1, budget=3).why
+    assert why.endswith("cold module work is slower, inside its noise band")
+    assert budget.next_step(faster, per_arm=1, budget=3).why.endswith("cold module work agrees")

@@ -74,7 +74,7 @@ def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: b
     if kernel_claim and per_arm < min(MIN_TIMING_SAMPLES, budget):
         return Step(True, f"steady-state kernel time is a timing claim: needs {MIN_TIMING_SAMPLES} per arm")
     if structure_changed(comparison):
-        return Step(False, "decisive: structure changed; timing only confirms the direction")
+        return Step(False, f"decisive: structure changed; {_timing_beside_structure(comparison)}")
     if per_arm >= budget:
         return Step(False, f"timing decides; sample budget spent ({budget} per arm)")
     if per_arm < MIN_TIMING_SAMPLES:
@@ -87,6 +87,21 @@ def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: b
     if abs(delta.delta) < CLEARLY_INSIDE * delta.band:
         return Step(False, "timing decides: difference clearly inside the noise band")
     return Step(True, "timing decides: difference near the noise band")
+
+
+def _timing_beside_structure(comparison: Comparison) -> str:
+    """What timing says next to a structural verdict, without claiming it confirms what it does not."""
+    judged = judged_delta(comparison)
+    if judged is None or judged.not_applicable:
+        said = "no timing to judge"
+    elif judged.delta <= 0:
+        said = f"{judged.metric} agrees"
+    else:
+        said = f"{judged.metric} is slower, inside its noise band"
+    worse = [t.metric for t in comparison.timing if t is not judged and t.significant and t.delta > 0]
+    if worse:
+        said += f"; {', '.join(worse)} slower beyond its band (reported, not judged)"
+    return said
 
 
 def effective_verdict(comparison: Comparison, per_arm: int) -> tuple[str, str]:
