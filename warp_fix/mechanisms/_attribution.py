@@ -36,6 +36,37 @@ def module_source(build: ModuleBuild, inputs: Inputs) -> ModuleSource | None:
     return ModuleSource(kinds.pop() if len(kinds) == 1 else "mixed", files, kernels)
 
 
+def module_options_target(module: str, source: ModuleSource, inputs: Inputs) -> dict[str, str] | str:
+    """The `module_options` codemod's target for a module, by its shape; a reason string when it has none.
+
+    A file's own module (`__main__` too) takes the file; a string-named module takes `module=`; a unique
+    kernel takes `kernel=` (its `module_options=`).
+    """
+    if source.kind == "file":
+        return {"file": source.files[0]}
+    if source.kind == "named":
+        return {"file": source.files[0], "module": module}
+    if source.kind == "unique":
+        kernel = unique_kernel_name(source, inputs)
+        if kernel is None:
+            return 'its module="unique" kernel has no definition the scan knows'
+        return {"file": source.files[0], "kernel": kernel}
+    return f"its kernels come from modules of different kinds ({', '.join(source.files)})"
+
+
+def unique_kernel_name(source: ModuleSource, inputs: Inputs) -> str | None:
+    """The function name the unique kernel is declared with (a factory may rename `__qualname__`)."""
+    kernel = source.kernels[0]
+    file = inputs.repo_file(kernel.file)
+    defined = (k for k in inputs.index.kernels if k.file == file and kernel.line in (k.line, k.decorator_line))
+    static = next(defined, None)
+    if static is not None:
+        return static.name
+    # `wp.kernel(fn, module="unique")` called as a function: the plain def at the kernel's line
+    function = next((c.function for c in inputs.index.calls if c.file == file and c.line == kernel.line), None)
+    return function.split(".")[-1] if function else None
+
+
 @dataclass
 class Provenance:
     """Where the value of one option a build compiled with came from.

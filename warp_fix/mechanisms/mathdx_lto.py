@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._attribution import LIBRARY, module_options_target, module_source
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, in_repo, not_applicable, option_origin, ruled_out
 from warp_fix.model import CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, NotProposed, Proposal
@@ -56,13 +57,13 @@ class MathdxLto(Mechanism):
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
         """One consent fix per repository module built with MathDx: its module option off, measured both ways."""
-        index = inputs.index
         for item in finding.details.get("modules", []):
             module, options = item["module"], item["options"]
-            file = index.file_of_module(module)
-            if file is None or not in_repo(index, file):
-                yield NotProposed(finding.slug, f"{module} builds MathDx code but is not a file of the repository")
+            target = _options_target(module, inputs)
+            if isinstance(target, str):
+                yield NotProposed(finding.slug, f"{module} builds MathDx code but {target}")
                 continue
+            file = target["file"]
             if not options:
                 yield NotProposed(finding.slug, f"{module}: the MathDx builders that ran were not recorded")
                 continue
@@ -75,7 +76,7 @@ class MathdxLto(Mechanism):
                 "kernels (Warp's own tile code instead of cuBLASDx/cuSolverDx/cuFFTDx). apply measures the build "
                 f"and the steady-state kernel time both ways; keeping it needs consent ({origins}).",
                 safety=CONSENT, codemod="module_options",
-                args={"file": file, "options": dict.fromkeys(options, False), "replace": True}, files=[file],
+                args={**target, "options": dict.fromkeys(options, False), "replace": True}, files=[file],
                 expected=f"{outside:.0f} ms of the module's {item['module_ms']:.0f} ms build is outside the native "
                 "compiler (mostly LTO); kernel time cost: measured by apply",
                 expected_ms=outside, allow_options=list(options), measure_kernels=True,
@@ -87,6 +88,19 @@ class MathdxLto(Mechanism):
             case.run(
                 builds=[case.build("sim", device="cuda:0", ms=5000.0, native_ms=500.0, lto_kinds=["dot", "dot"])],
                 source=case.index(files=["sim.py"]),
+            ),
+            FIRED,
+            fixes=(("module_options", CONSENT),),
+        ),
+        Example(
+            "a script's own module (`__main__`, as Warp's tile MLP example) links MathDx GEMMs: the script is edited",
+            case.run(
+                builds=[case.sourced(
+                    case.build("__main__", device="cuda:0", ms=130000.0, native_ms=9000.0, lto_kinds=["dot"]),
+                    case.kernel_source("compute", "example_tile_mlp.py", 76),
+                )],
+                source=case.index(files=["example_tile_mlp.py"]),
+                command=("python", "example_tile_mlp.py"),
             ),
             FIRED,
             fixes=(("module_options", CONSENT),),
@@ -133,3 +147,16 @@ def _lto_modules(inputs: Inputs) -> list[dict]:
             if option and option not in entry["options"]:
                 entry["options"].append(option)
     return sorted(found.values(), key=lambda m: -m["module_ms"])
+
+
+def _options_target(module: str, inputs: Inputs) -> dict[str, str] | str:
+    """Where the module's options are set, from its kernels' code objects (a script's `__main__`, a named or
+    unique module); by its Python module's file for reports that predate kernel sources."""
+    build = next((b for b in inputs.user_builds() if b.module == module), None)
+    source = module_source(build, inputs) if build is not None else None
+    if source is None:
+        file = inputs.index.file_of_module(module)
+        return {"file": file} if file is not None and in_repo(inputs.index, file) else "is not a file of the repository"
+    if source.kind == LIBRARY:
+        return "is not a file of the repository"
+    return module_options_target(module, source, inputs)

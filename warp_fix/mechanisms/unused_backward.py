@@ -6,7 +6,14 @@ from collections.abc import Iterator
 from dataclasses import asdict
 
 from warp_fix.mechanisms import _situation as case
-from warp_fix.mechanisms._attribution import LIBRARY, ModuleSource, Provenance, module_source, option_provenance
+from warp_fix.mechanisms._attribution import (
+    LIBRARY,
+    ModuleSource,
+    Provenance,
+    module_options_target,
+    module_source,
+    option_provenance,
+)
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
     entry_file,
@@ -335,20 +342,16 @@ def _per_module_fix(
     if provenance.kind == "decorator":
         return NotProposed(finding.slug, f"{why}: its kernel asks for enable_backward=True itself at "
                            f"{provenance.site}; drop that if nothing differentiates it")
-    args: dict = {"file": source.files[0], "options": {"enable_backward": False}}
-    if source.kind == "named":
-        args["module"] = module
+    target = module_options_target(module, source, inputs)
+    if isinstance(target, str):
+        return NotProposed(finding.slug, f"{why}: {target}")
+    args: dict = {**target, "options": {"enable_backward": False}}
+    if "module" in args:
         where = f'wp.set_module_options({{"enable_backward": False}}, module="{module}")'
-    elif source.kind == "unique":
-        kernel = _kernel_name(source, inputs)
-        if kernel is None:
-            return NotProposed(finding.slug, f"{why}: its module=\"unique\" kernel has no definition the scan knows")
-        args["kernel"] = kernel
-        where = f'module_options={{"enable_backward": False}} on {kernel}'
-    elif source.kind == "file":
-        where = 'wp.set_module_options({"enable_backward": False}) at module scope'
+    elif "kernel" in args:
+        where = f'module_options={{"enable_backward": False}} on {args["kernel"]}'
     else:
-        return NotProposed(finding.slug, f"{why}: its kernels come from modules of different kinds ({source.files})")
+        where = 'wp.set_module_options({"enable_backward": False}) at module scope'
     if provenance.kind in ("set_module_options", "module_options", "options.update") and provenance.site:
         args["replace"] = True
     return Fix(
@@ -388,19 +391,6 @@ def _differentiated_by(build: ModuleBuild, anywhere: Differentiation) -> str | N
     if anywhere.unresolved:
         return f"a tape whose launch at {anywhere.unresolved[0]} the scan cannot resolve to a kernel"
     return None
-
-
-def _kernel_name(source: ModuleSource, inputs: Inputs) -> str | None:
-    """The function name the unique kernel is declared with (a factory may rename `__qualname__`)."""
-    kernel = source.kernels[0]
-    file = inputs.repo_file(kernel.file)
-    defined = (k for k in inputs.index.kernels if k.file == file and kernel.line in (k.line, k.decorator_line))
-    static = next(defined, None)
-    if static is not None:
-        return static.name
-    # `wp.kernel(fn, module="unique")` called as a function: the plain def at the kernel's line
-    function = next((c.function for c in inputs.index.calls if c.file == file and c.line == kernel.line), None)
-    return function.split(".")[-1] if function else None
 
 
 def _files_of(build: ModuleBuild, inputs: Inputs) -> list[str]:
