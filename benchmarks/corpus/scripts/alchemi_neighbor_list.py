@@ -16,7 +16,8 @@ torch.set_default_dtype(torch.float32)
 torch.set_default_device(args.device)
 positions = torch.rand((args.atoms, 3)) * 40.0
 cell = (torch.eye(3, dtype=torch.float32) * 40.0).unsqueeze(0)
-pbc = torch.tensor([True, True, False], dtype=torch.bool)
+# The README's slab ([True, True, False]); the cluster-tile methods are periodic in all three directions only.
+pbc = torch.tensor([True, True, "cluster_tile" in args.method], dtype=torch.bool)
 cutoff = 6.0
 neighbor_matrix, num_neighbors, shift_matrix = neighbor_list(positions, cutoff, cell=cell, pbc=pbc, method=args.method)
 print("matrix", tuple(neighbor_matrix.shape), "pairs", int(num_neighbors.sum()))
