@@ -19,7 +19,11 @@ ROUND_TRIP_TYPES = [
     wp.array(dtype=wp.mat33f),
     wp.array(dtype=wp.vec3f, ndim=2),
     wp.vec3f,
+    wp.vec4ub,
     wp.mat22d,
+    wp.types.vector(length=5, dtype=wp.float32),
+    wp.types.matrix(shape=(2, 3), dtype=wp.float64),
+    wp.types.matrix(shape=(3, 3), dtype=wp.int32),
 ]
 
 

@@ -164,6 +164,20 @@ _SCALARS = {
     "f8": "wp.float64",
     "b": "wp.bool",
 }
+# Warp's named 2-4 vectors and square matrices (`wp.vec3i`, `wp.mat33f`): the spelling authors write
+_VECTOR_SUFFIX = {
+    "f2": "h",
+    "f4": "f",
+    "f8": "d",
+    "i1": "b",
+    "u1": "ub",
+    "i2": "s",
+    "u2": "us",
+    "i4": "i",
+    "u4": "ui",
+    "i8": "l",
+    "u8": "ul",
+}
 _ARRAY = re.compile(r"a(?P<ndim>\d)(?P<element>.+)")
 _VECTOR = re.compile(r"v(?P<length>\d+)(?P<scalar>[a-z]\d?)")
 _MATRIX = re.compile(r"m(?P<rows>\d)(?P<cols>\d)(?P<scalar>[a-z]\d?)")
@@ -216,9 +230,13 @@ def _type_expression(code: str) -> str | None:
         ndim = array["ndim"]
         return f"wp.array(dtype={element})" if ndim == "1" else f"wp.array(dtype={element}, ndim={ndim})"
     if vector := _VECTOR.fullmatch(code):
-        scalar = _SCALARS.get(vector["scalar"])
-        return scalar and f"wp.types.vector(length={vector['length']}, dtype={scalar})"
+        scalar, length = _SCALARS.get(vector["scalar"]), vector["length"]
+        if length in "234" and vector["scalar"] in _VECTOR_SUFFIX:
+            return f"wp.vec{length}{_VECTOR_SUFFIX[vector['scalar']]}"
+        return scalar and f"wp.types.vector(length={length}, dtype={scalar})"
     if matrix := _MATRIX.fullmatch(code):
-        scalar = _SCALARS.get(matrix["scalar"])
-        return scalar and f"wp.types.matrix(shape=({matrix['rows']}, {matrix['cols']}), dtype={scalar})"
+        scalar, rows, cols = _SCALARS.get(matrix["scalar"]), matrix["rows"], matrix["cols"]
+        if rows == cols and rows in "234" and matrix["scalar"] in ("f2", "f4", "f8"):
+            return f"wp.mat{rows}{cols}{_VECTOR_SUFFIX[matrix['scalar']]}"
+        return scalar and f"wp.types.matrix(shape=({rows}, {cols}), dtype={scalar})"
     return _SCALARS.get(code)
