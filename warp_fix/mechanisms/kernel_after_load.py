@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
 from warp_fix.model import ADVISORY, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
+from warp_fix.report import Site
 
 
 class KernelAfterLoad(Mechanism):
@@ -28,16 +30,17 @@ class KernelAfterLoad(Mechanism):
             for reason in rebuild.reasons:
                 if reason.kind != "kernel-added":
                     continue
-                evidence.append(runtime(f"{rebuild.module}: {reason.detail}", reason.site, inputs))
-                if reason.site is not None:
-                    late.append(
-                        {
-                            "module": rebuild.module,
-                            "file": inputs.repo_file(reason.site.file),
-                            "line": reason.site.line,
-                            "function": reason.site.function,
-                        }
-                    )
+                site = reason.site or _definition_site(reason.detail, rebuild.module, inputs)
+                evidence.append(runtime(f"{rebuild.module}: {reason.detail}", site, inputs))
+                late.append(
+                    {
+                        "module": rebuild.module,
+                        "key": _late_key(reason.detail),
+                        "file": inputs.repo_file(site.file) if site else None,
+                        "line": site.line if site else None,
+                        "function": site.function if site else None,
+                    }
+                )
         for item in late:
             kernel = (
                 inputs.index.kernel_at(item["file"], item["line"]) or inputs.index.kernel_named(
@@ -46,6 +49,7 @@ class KernelAfterLoad(Mechanism):
                 else None
             )
             if kernel is not None:
+                item["function"] = kernel.name
                 item["chosen_by"] = list(kernel.chosen_by)
                 item["factory"] = kernel.enclosing_functions[-1] if kernel.enclosing_functions else None
                 item["captures"] = list(kernel.captures)
@@ -74,7 +78,11 @@ class KernelAfterLoad(Mechanism):
         factories: dict[tuple[str, str], list[str]] = {}
         for item in finding.details.get("late_kernels", []):
             where = f"{item.get('file')}:{item.get('line')}"
-            if not item.get("file") or "factory" not in item:
+            if item.get("line") is None:
+                yield NotProposed(
+                    finding.slug, f"late kernel {item.get('key')}: the run recorded no definition site for it"
+                )
+            elif not item.get("file") or "factory" not in item:
                 yield NotProposed(finding.slug, f"late kernel at {where} is not in the repository's source")
             elif item["chosen_by"]:
                 yield NotProposed(
@@ -176,5 +184,56 @@ class KernelAfterLoad(Mechanism):
             fixes=(),
             declined="is optional",
         ),
+        Example(
+            "a factory-made kernel renamed per dtype, its rebuild reason without a site: found by its code object",
+            case.run(
+                builds=[
+                    case.build("cells"),
+                    case.sourced(case.build("cells"), case.kernel_source("_stage__f32", "cells.py", 12)),
+                ],
+                rebuilds=[case.rebuild("cells", "kernel-added", "kernel '_stage__f32' added after the previous build")],
+                source=case.index(
+                    files=["cells.py"],
+                    kernels=[
+                        case.kernel("_kernel", "cells.py", 13, enclosing_functions=["_make_stage"], captures=["dtype"])
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="captures dtype",
+        ),
+        Example(
+            "a late kernel the run recorded no definition for",
+            case.run(
+                builds=[case.build("cells"), case.build("cells")],
+                rebuilds=[case.rebuild("cells", "kernel-added", "kernel '_stage__f32' added after the previous build")],
+            ),
+            FIRED,
+            fixes=(),
+            declined="no definition site",
+        ),
         Example("every module built once", case.run(builds=[case.build("sim")]), RULED_OUT),
     )
+
+
+_LATE_KEY = re.compile(r"kernel '(?P<key>[^']+)' added")
+
+
+def _late_key(detail: str) -> str | None:
+    match = _LATE_KEY.search(detail)
+    return match["key"] if match else None
+
+
+def _definition_site(detail: str, module: str, inputs: Inputs) -> Site | None:
+    """Where the late kernel's function is defined, by its code object: the builds' kernel sources, else its
+    creation record. Kernels a factory renames (nvalchemi's `_kernel` keyed `<stage>__f32`) have no site of
+    their own in the rebuild reason."""
+    key = _late_key(detail)
+    trace = inputs.report.trace
+    for build in trace.builds:
+        if build.module == module:
+            for source in build.kernel_sources:
+                if source.key == key:
+                    return Site(file=source.file, line=source.line, function=source.function)
+    return next((d.site for d in trace.kernel_defs if d.key == key and d.site is not None), None)

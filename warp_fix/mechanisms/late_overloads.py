@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from typing import Any
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime
-from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, Proposal
+from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
+from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
+from warp_fix.report import ModuleBuild
+
+
+def _instances(module_build: ModuleBuild, *generics: str) -> ModuleBuild:
+    """`module_build` holding these generic instances (`key[signature]`, as the tracer records them)."""
+    module_build.generics = list(generics)
+    return module_build
 
 
 class LateOverloads(Mechanism):
@@ -21,22 +30,22 @@ class LateOverloads(Mechanism):
         rebuilds = inputs.rebuilds_because("generic-instance")
         if not rebuilds:
             return ruled_out(self.SLUG, self.TITLE, "no module was rebuilt for a new generic instance")
-        instances: dict[str, list[list[str]]] = {}
-        for launch in inputs.report.trace.launches:
-            kernel = inputs.index.kernel_named(launch.function)
-            if kernel is None or not kernel.is_generic or not kernel.in_repo or not kernel.at_module_scope:
-                continue
-            types = [_type_expression(t) for t in launch.dtypes]
-            bucket = instances.setdefault(f"{kernel.file}::{kernel.name}", [])
-            if types not in bucket and None not in types:
-                bucket.append(types)
+        evidence, generics = [], {}
+        for rebuild in rebuilds:
+            for reason in rebuild.reasons:
+                if reason.kind != "generic-instance":
+                    continue
+                evidence.append(runtime(f"{rebuild.module}: {reason.detail}", reason.site, inputs))
+                match = _INSTANCE.search(reason.detail)
+                if match and match["key"] not in generics:
+                    generics[match["key"]] = _generic(match["key"], rebuild.module, inputs)
+        for generic in generics.values():
+            if generic.get("file"):
+                where = "inside " + generic["factory"] + "()" if generic["factory"] else "at module scope"
+                evidence.append(
+                    static(f"generic kernel {generic['name']} defined {where}", generic["file"], generic["line"])
+                )
         cost = sum(r.module_ms for r in rebuilds)
-        evidence = [
-            runtime(f"{r.module}: {reason.detail}", reason.site, inputs)
-            for r in rebuilds
-            for reason in r.reasons
-            if reason.kind == "generic-instance"
-        ]
         return fired(
             self.SLUG,
             self.TITLE,
@@ -44,41 +53,90 @@ class LateOverloads(Mechanism):
             evidence=evidence,
             cost_ms=cost,
             extra_builds=len(rebuilds),
-            details={"instances": instances},
+            details={"generics": list(generics.values())},
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        for key, instances in finding.details.get("instances", {}).items():
-            file, _, kernel = key.partition("::")
-            yield Fix(
-                id="",
-                slug=finding.slug,
-                title=f"Register the {kernel} overloads used at run time up front",
-                description=f"{kernel} is generic and was launched with {len(instances)} type signature(s); each new "
-                "one after the first build rebuilt the module. Registering them at module scope builds them together.",
-                safety=SAFE,
-                codemod="register_overloads",
-                args={"file": file, "kernel": kernel, "overloads": instances},
-                files=[file],
-                expected=expected_effect(finding),
-                expected_builds_removed=finding.extra_builds,
-                expected_ms=finding.cost_ms,
-            )
+        for generic in finding.details.get("generics", []):
+            kernel, file = generic["name"], generic.get("file")
+            if not file:
+                yield NotProposed(finding.slug, f"generic kernel {generic['key']} is not defined in the repository")
+            elif generic["factory"]:
+                yield NotProposed(
+                    finding.slug,
+                    f"generic kernel {kernel} ({file}:{generic['line']}) is made inside {generic['factory']}(): "
+                    "wp.overload at module scope cannot name it; registering its instances belongs in the factory",
+                )
+            elif generic["unreadable"] or not generic["overloads"]:
+                yield NotProposed(
+                    finding.slug,
+                    f"generic kernel {kernel} ({file}:{generic['line']}): the run's instance types "
+                    f"{', '.join(generic['unreadable']) or '(none)'} have no wp.overload spelling",
+                )
+            else:
+                yield Fix(
+                    id="",
+                    slug=finding.slug,
+                    title=f"Register the {kernel} overloads used at run time up front",
+                    description=f"{kernel} is generic and the run used {len(generic['overloads'])} type "
+                    "signature(s); each new one after the first build rebuilt the module. Registering them at "
+                    "module scope builds them together.",
+                    safety=SAFE,
+                    codemod="register_overloads",
+                    args={"file": file, "kernel": kernel, "overloads": generic["overloads"]},
+                    files=[file],
+                    lines=[f"{file}:{generic['line']}"],
+                    expected=expected_effect(finding),
+                    expected_builds_removed=finding.extra_builds,
+                    expected_ms=finding.cost_ms,
+                )
 
     EXAMPLES = (
         Example(
-            "a generic kernel launched with float32, then float64 arrays after the first build",
+            "a module-scope generic kernel launched with float32, then float64 arrays after the first build",
             case.run(
-                builds=[case.build("sim"), case.build("sim")],
-                rebuilds=[case.rebuild("sim", "generic-instance", "new instance scale[float64]")],
-                launches=[
-                    case.launch("scale", "sim", dtypes=["array[float32,1]", "float32"]),
-                    case.launch("scale", "sim", dtypes=["array[float64,1]", "float64"]),
+                builds=[
+                    _instances(case.build("sim"), "scale[a1f4_f4]"),
+                    _instances(
+                        case.sourced(case.build("sim"), case.kernel_source("scale", "sim.py", 9)),
+                        "scale[a1f4_f4]",
+                        "scale[a1f8_f8]",
+                    ),
                 ],
+                rebuilds=[case.rebuild("sim", "generic-instance", "new generic instance scale[a1f8_f8] by a launch")],
                 source=case.index(files=["sim.py"], kernels=[case.kernel("scale", "sim.py", is_generic=True)]),
             ),
             FIRED,
             fixes=(("register_overloads", SAFE),),
+        ),
+        Example(
+            "a generic kernel made inside a factory (warp-nn's Adam step): wp.overload cannot name it",
+            case.run(
+                builds=[
+                    _instances(case.build("adam"), "_create_kernels__locals__step[a1f4]"),
+                    _instances(
+                        case.sourced(
+                            case.build("adam"), case.kernel_source("_create_kernels__locals__step", "adam.py")
+                        ),
+                        "_create_kernels__locals__step[a1f4]",
+                        "_create_kernels__locals__step[a1f8]",
+                    ),
+                ],
+                rebuilds=[
+                    case.rebuild(
+                        "adam",
+                        "generic-instance",
+                        "new generic instance _create_kernels__locals__step[a1f8] by a launch",
+                    )
+                ],
+                source=case.index(
+                    files=["adam.py"],
+                    kernels=[case.kernel("step", "adam.py", is_generic=True, enclosing_functions=["_create_kernels"])],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="made inside _create_kernels()",
         ),
         Example(
             "a generic kernel launched with one type signature only",
@@ -91,34 +149,94 @@ class LateOverloads(Mechanism):
     )
 
 
+_INSTANCE = re.compile(r"generic instance (?P<key>[^\s\[]+)\[")
 _SCALARS = {
-    "float32",
-    "float64",
-    "float16",
-    "int32",
-    "int64",
-    "int8",
-    "int16",
-    "uint8",
-    "uint32",
-    "uint64",
-    "int",
-    "float",
-    "bool",
+    "i1": "wp.int8",
+    "i2": "wp.int16",
+    "i4": "wp.int32",
+    "i8": "wp.int64",
+    "u1": "wp.uint8",
+    "u2": "wp.uint16",
+    "u4": "wp.uint32",
+    "u8": "wp.uint64",
+    "f2": "wp.float16",
+    "f4": "wp.float32",
+    "f8": "wp.float64",
+    "b": "wp.bool",
 }
+# Warp's named 2-4 vectors and square matrices (`wp.vec3i`, `wp.mat33f`): the spelling authors write
+_VECTOR_SUFFIX = {
+    "f2": "h",
+    "f4": "f",
+    "f8": "d",
+    "i1": "b",
+    "u1": "ub",
+    "i2": "s",
+    "u2": "us",
+    "i4": "i",
+    "u4": "ui",
+    "i8": "l",
+    "u8": "ul",
+}
+_ARRAY = re.compile(r"a(?P<ndim>\d)(?P<element>.+)")
+_VECTOR = re.compile(r"v(?P<length>\d+)(?P<scalar>[a-z]\d?)")
+_MATRIX = re.compile(r"m(?P<rows>\d)(?P<cols>\d)(?P<scalar>[a-z]\d?)")
 
 
-def _type_expression(dtype: str) -> str | None:
-    """'array[float64,1]' -> 'wp.array(dtype=wp.float64)'; 'float' -> 'float'."""
-    if "[" in dtype:
-        kind, _, rest = dtype.partition("[")
-        inner, _, ndim = rest.rstrip("]").rpartition(",")
-        if kind != "array":
+def _generic(key: str, module: str, inputs: Inputs) -> dict[str, Any]:
+    """The generic kernel `key` found by its code object (the tracer's file:line), with the instances the run used."""
+    trace = inputs.report.trace
+    sites = [(s.file, s.line) for b in trace.builds for s in b.kernel_sources if s.key == key]
+    sites += [(d.site.file, d.site.line) for d in trace.kernel_defs if d.key == key and d.site is not None]
+    kernel = next(
+        (k for file, line in sites if (repo := inputs.repo_file(file)) and (k := inputs.index.kernel_at(repo, line))),
+        None,
+    )
+    signatures = sorted(
+        {
+            g.partition("[")[2].removesuffix("]")
+            for b in trace.builds
+            if b.module == module
+            for g in b.generics
+            if g.partition("[")[0] == key
+        }
+    )
+    overloads, unreadable = [], []
+    for signature in signatures:
+        types = [_type_expression(code) for code in signature.split("_")]
+        if None in types:
+            unreadable.append(signature)
+        else:
+            overloads.append(types)
+    if kernel is None or not kernel.in_repo:
+        return {"key": key, "name": key, "file": None}
+    return {
+        "key": key,
+        "name": kernel.name,
+        "file": kernel.file,
+        "line": kernel.line,
+        "factory": kernel.enclosing_functions[-1] if kernel.enclosing_functions else None,
+        "overloads": overloads,
+        "unreadable": unreadable,
+    }
+
+
+def _type_expression(code: str) -> str | None:
+    """A Warp type code of a signature as a wp.overload type: 'a1f8' -> 'wp.array(dtype=wp.float64)'."""
+    if array := _ARRAY.fullmatch(code):
+        element = _type_expression(array["element"])
+        if element is None or element.startswith("wp.array"):
             return None
-        element = inner if inner in ("float", "int", "bool") else f"wp.{inner}"
+        ndim = array["ndim"]
         return f"wp.array(dtype={element})" if ndim == "1" else f"wp.array(dtype={element}, ndim={ndim})"
-    if dtype in ("float", "int", "bool"):
-        return dtype
-    if dtype in _SCALARS or dtype.startswith(("vec", "mat", "quat", "transform")):
-        return f"wp.{dtype}"
-    return None
+    if vector := _VECTOR.fullmatch(code):
+        scalar, length = _SCALARS.get(vector["scalar"]), vector["length"]
+        if length in "234" and vector["scalar"] in _VECTOR_SUFFIX:
+            return f"wp.vec{length}{_VECTOR_SUFFIX[vector['scalar']]}"
+        return scalar and f"wp.types.vector(length={length}, dtype={scalar})"
+    if matrix := _MATRIX.fullmatch(code):
+        scalar, rows, cols = _SCALARS.get(matrix["scalar"]), matrix["rows"], matrix["cols"]
+        if rows == cols and rows in "234" and matrix["scalar"] in ("f2", "f4", "f8"):
+            return f"wp.mat{rows}{cols}{_VECTOR_SUFFIX[matrix['scalar']]}"
+        return scalar and f"wp.types.matrix(shape=({rows}, {cols}), dtype={scalar})"
+    return _SCALARS.get(code)
