@@ -91,6 +91,16 @@ def test_a_kept_commit_on_a_file_the_expectation_does_not_name_is_rejected():
     assert corpus.disagreements(wave, outcome) == ["kept commit a reader would reject: F2 unused-backward on other.py"]
 
 
+def test_an_expected_report_without_edit_is_met_by_a_stated_reason_naming_its_file():
+    alchemi = next(s for s in SCENARIOS if s.name == "alchemi-neighbor-list-cpu")
+    (want,) = [f for f in alchemi.expect.fixes if f.codemod == "none"]
+    outcome = _outcome([want.slug], [])
+    missing = f"missing fix: {want.slug} none/advisory on {want.target}"
+    assert missing in corpus.disagreements(alchemi, outcome)
+    outcome.not_proposed = [{"slug": want.slug, "reason": f"kernel at {want.target}:294 is made per call"}]
+    assert missing not in corpus.disagreements(alchemi, outcome)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SMALL_CPU)
 def test_warp_fix_agrees_on_small_cpu_scenario(name, tmp_path):

@@ -47,6 +47,7 @@ SOURCE_BYTES_TOLERANCE = (0.005, 256)
 KERNEL_METRIC = "steady-state kernel time"
 # The startup timings every comparison reports (metric name, Summary field).
 TIMING_METRICS = (("cold module work", "cold_module_ms"), ("compile elapsed", "compile_elapsed_ms"))
+WARM_METRIC = "warm module work"  # judged when only the warm run's builds changed
 
 
 @dataclass
@@ -218,6 +219,11 @@ def compare(
     moved = comparison._moved()
     same_shape = moved["identities"] == 0 and moved.get("generated_source_bytes", 0) == 0
     judged = timing[1] if same_shape and not timing[1].not_applicable else timing[0]
+    if {name: way for name, way in moved.items() if way} == {"warm_builds": -1}:
+        # Only the second start changed (the cache is kept): the cold run is the same by design, so the claim
+        # is judged, and can only be contradicted, on the warm run's module work.
+        judged = _delta(WARM_METRIC, "warm_module_ms", before, after, history, source)
+        timing.append(judged)
     if comparison.structure_mixed:
         notes.append("structure mixed: " + ", ".join(f"{k} {'+' if v > 0 else '-'}" for k, v in moved.items() if v))
     comparison.judged_on = judged.metric

@@ -17,7 +17,7 @@ from warp_fix.compare import IMPROVED, INCONCLUSIVE, compare
 from warp_fix.model import SAFE, Fix, Plan
 from warp_fix.probe.measure import compile_elapsed, timing_stats
 from warp_fix.probe.stats import estimate_band, noise_band, stat
-from warp_fix.report import SCHEMA_VERSION, Launch, ModuleBuild, Output, Report, Sample, Summary, Trace
+from warp_fix.report import SCHEMA_VERSION, Launch, ModuleBuild, Output, Report, Sample, Stat, Summary, Trace
 
 
 def sample(cold: float, warm_builds: int = 0, warm_wall: float = 100.0, **structure) -> Sample:
@@ -395,3 +395,13 @@ def test_the_stop_reason_says_what_timing_showed_beside_structure():
     why = budget.next_step(slower, per_arm=1, budget=3).why
     assert why.endswith("cold module work is slower, inside its noise band")
     assert budget.next_step(faster, per_arm=1, budget=3).why.endswith("cold module work agrees")
+
+
+def test_a_warm_only_win_is_judged_on_the_warm_run_not_on_the_unchanged_cold_run():
+    """Keeping the cache removes the second start's build; the cold run is the same by design, so a slower
+    cold sample (the helper_cache_dir case: 1680 -> 1920 ms) does not contradict it: warm module work does."""
+    before, after = report(1680.0, warm_builds=1), report(1920.0, warm_builds=0)
+    before.summary.warm_module_ms = Stat(2400.0, 0.0, [2400.0])
+    after.summary.warm_module_ms = Stat(0.0, 0.0, [0.0])
+    c = compare(before, after, accepted_history=[report(1680.0, 1819.0, warm_builds=1)])
+    assert c.verdict == IMPROVED and c.judged_on == "warm module work" and not c.contradiction
