@@ -60,7 +60,7 @@ def kept_cache(tmp_path_factory, measured):
     files = {
         path.relative_to(source).as_posix(): path.read_text()
         for path in source.rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts
+        if path.is_file() and not any(part == "__pycache__" or part.startswith(".") for part in path.parts)
     }
     repo = init_repo(tmp_path_factory.mktemp("user") / "heatgrid", files)
     request = build_request(
