@@ -95,6 +95,7 @@ def test_kept_fix_is_one_commit_with_trailers_and_fewer_source_bytes(applied):
     kept = entry(result, "F1")
     assert kept.outcome == KEPT, kept.reason
     assert git(repo, "rev-list", "--count", f"main..{BRANCH}") == "1"
+    assert 1 <= kept.numbers.per_arm <= 3  # within the --samples budget
     message = git(repo, "log", "-1", "--format=%B", BRANCH)
     assert message.startswith("Set the forward stage's options before its first build\n")
     for trailer in (
@@ -102,7 +103,8 @@ def test_kept_fix_is_one_commit_with_trailers_and_fewer_source_bytes(applied):
         "Cold-Module-Ms: ",
         "Compile-Elapsed-Ms: ",
         "Identities: ",
-        "Samples: 1 per arm",
+        # one sample settles structure; a timing that contradicts it on a noisy machine takes more
+        f"Samples: {kept.numbers.per_arm} per arm",
     ):
         assert "Warp-Fix-" + trailer in message
     assert "launches preserved: yes" in message and "program output preserved: yes" in message
