@@ -1,4 +1,9 @@
-"""CS-5: one module built at several CUDA block_dims: a full build per block size."""
+"""CS-5: one module built at several CUDA block_dims: a full build per block size.
+
+The split gives every stable block size its own module and every kernel launched at several sizes a module of
+its own, so it pays only when it does not add builds: a kernel launched at 128 and 256 next to one launched at
+256 makes three modules of a module built twice, and the overloads that would have removed its rebuilds no
+longer can. Such a split is not proposed; the reason names the kernels that keep the sizes apart."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from warp_fix.mechanisms._common import (
     ruled_out,
     runtime,
 )
-from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, SAFE, Finding, Fix, Proposal
+from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 
 
 class BlockDimSpread(Mechanism):
@@ -48,17 +53,16 @@ class BlockDimSpread(Mechanism):
             if any(not s.block_dim.is_constant for s in sites):
                 runtime_kernels.append(kernel.name)
             groups.setdefault(kernel.file, {}).setdefault(kernel.name, set()).add(launch.block_dim or 256)
-        plan = {}
+        plan, builds_after = {}, {}
         for file, kernels in groups.items():
+            builds_after[file] = _builds_after_split(kernels, set(runtime_kernels))
             for name, dims in kernels.items():
                 if name in runtime_kernels or len(dims) > 1:
                     plan.setdefault(file, {})[name] = f"{name}_module"
                 else:
                     plan.setdefault(file, {})[name] = f"bd{next(iter(dims))}"
         extra = sum(len(d) - 1 for d in spread.values())
-        cost = sum(
-            min(b.module_ms for b in builds) for dims in spread.values() for builds in list(dims.values())[1:]
-        )
+        cost = sum(min(b.module_ms for b in builds) for dims in spread.values() for builds in list(dims.values())[1:])
         evidence = [runtime(f"{m} built at block_dim {sorted(d)}", None) for m, d in spread.items()]
         return fired(
             self.SLUG,
@@ -70,6 +74,7 @@ class BlockDimSpread(Mechanism):
             details={
                 "modules": {m: sorted(d) for m, d in spread.items()},
                 "groups": plan,
+                "builds_after_split": builds_after,
                 "runtime_block_dim": sorted(set(runtime_kernels)),
             },
         )
@@ -78,6 +83,16 @@ class BlockDimSpread(Mechanism):
         index = inputs.index
         for file, groups in finding.details.get("groups", {}).items():
             python_module = index.python_module_of(file) or "module"
+            before, after, spread = finding.details.get("builds_after_split", {}).get(file, (0, 0, {}))
+            if after > before:
+                sizes = "; ".join(f"{k} at {', '.join(map(str, d))}" for k, d in spread.items())
+                yield NotProposed(
+                    finding.slug,
+                    f"splitting {file} by block size would build {after} modules where it builds {before} now: "
+                    f"{sizes} would need a module built at each size, and registered overloads could no longer "
+                    "remove its rebuilds",
+                )
+                continue
             named = {kernel: f"{python_module}_{group}" for kernel, group in groups.items()}
             options = module_scope_options(index, python_module)
             yield Fix(
@@ -117,6 +132,27 @@ class BlockDimSpread(Mechanism):
             fixes=(("split_by_block_dim", SAFE),),
         ),
         Example(
+            "a generic kernel launched at 128 and 256 beside one at 256: the split would add a module, so none",
+            case.run(
+                builds=[
+                    case.build("blend", device="cuda:0", block_dim=128),
+                    case.build("blend", device="cuda:0", block_dim=256),
+                ],
+                launches=[
+                    case.launch("lerp_into", "blend", device="cuda:0", block_dim=128),
+                    case.launch("accumulate", "blend", device="cuda:0", block_dim=256),
+                    case.launch("lerp_into", "blend", device="cuda:0", block_dim=256),
+                ],
+                source=case.index(
+                    files=["blend.py"],
+                    kernels=[case.kernel("lerp_into", "blend.py", 5), case.kernel("accumulate", "blend.py", 9)],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="would build 3 modules where it builds 2 now",
+        ),
+        Example(
             "every CUDA module built at one block size",
             case.run(builds=[case.build("sim", device="cuda:0", block_dim=256)]),
             RULED_OUT,
@@ -129,4 +165,16 @@ class BlockDimSpread(Mechanism):
     )
 
 
+def _builds_after_split(kernels: dict[str, set[int]], runtime_kernels: set[str]) -> tuple[int, int, dict]:
+    """(builds per run now, builds after the split, the kernels launched at several sizes) for one file.
 
+    Now the module is built once per block size any of its kernels uses; after the split, once per stable size,
+    once per size of each kernel launched at several, and once per kernel whose size is chosen at run time
+    (its own module keeps the others from being rebuilt when another run picks another size: not counted
+    against the split)."""
+    sizes = {size for dims in kernels.values() for size in dims}
+    spread = {k: sorted(d) for k, d in kernels.items() if len(d) > 1}
+    if not spread:
+        return len(sizes), len(sizes), {}
+    stable = {next(iter(d)) for k, d in kernels.items() if k not in spread and k not in runtime_kernels}
+    return len(sizes), len(stable) + sum(len(d) for d in spread.values()), spread
