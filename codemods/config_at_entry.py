@@ -99,16 +99,16 @@ class ConfigAtEntry(WarpCodemod):
     so every Warp module created by later imports captures it (options such as `enable_backward`
     are copied from `wp.config` when a module is created; a later assignment is silently ignored).
 
-    Placement, in one edit, as isort/ruff would leave the imports: the setting goes directly after
-    `import warp as wp`, and both come before the first import that creates Warp modules: the first
-    import of `before_import` (absolute, or relative such as `from .sim import ...` for "pkg.sim"),
-    else the file's first relative import; more precisely before the run of project imports holding it
-    (relative imports and imports of `before_import`'s top-level package), which then starts after a
-    blank line. A new (or moved-up) `import warp as wp` joins a third-party import block right
-    before it, or gets a blank line after stdlib imports. An `import warp` followed only by
-    third-party imports moves down to the end of them; one further up stays, the setting right
-    after it. With no such import, the setting goes after `import warp` (or, with no
-    `import warp`, both go after the import header).
+    Placement, in one edit, as isort/ruff would leave the imports: the setting goes right after
+    `import warp as wp` (a blank line between them), and both come before the first import that
+    creates Warp modules: the first import of `before_import` (absolute, or relative such as
+    `from .sim import ...` for "pkg.sim"), else the file's first relative import; more precisely
+    before the run of project imports holding it (relative imports and imports of `before_import`'s
+    top-level package), which then starts after a blank line. A new (or moved-up) `import warp as wp`
+    joins a third-party import block right before it, or gets a blank line after stdlib imports. An
+    `import warp` followed only by third-party imports moves down to the end of them; one further up
+    stays, the setting right after it. With no such import, the setting goes after `import warp` (or,
+    with no `import warp`, both go after the import header).
 
     A late assignment (given by `line`, possibly inside a function) is moved, not duplicated; an
     assignment already in place is left alone. When `import warp` comes after the target import, the
@@ -145,7 +145,7 @@ class ConfigAtEntry(WarpCodemod):
                 "    wp.config.enable_backward = False\n    sim.run()\n"
             ),
             after=(
-                "import warp as wp\nwp.config.enable_backward = False\n\nfrom pkg import sim\n\n\n"
+                "import warp as wp\n\nwp.config.enable_backward = False\n\nfrom pkg import sim\n\n\n"
                 "def main():\n    sim.run()\n"
             ),
         ),
@@ -153,7 +153,7 @@ class ConfigAtEntry(WarpCodemod):
             title="import warp comes after the library import: it moves up",
             args={"file": "app.py", "name": "enable_backward", "value": False, "before_import": "mysim"},
             before="import mysim\nimport warp as wp\n\nmysim.run()\n",
-            after="import warp as wp\nwp.config.enable_backward = False\n\nimport mysim\n\nmysim.run()\n",
+            after="import warp as wp\n\nwp.config.enable_backward = False\n\nimport mysim\n\nmysim.run()\n",
         ),
         Example(
             title="a package's __main__.py: before its first relative import, in isort's sections",
@@ -163,7 +163,7 @@ class ConfigAtEntry(WarpCodemod):
                 "def main():\n    simulate(argparse.ArgumentParser().parse_args())\n"
             ),
             after=(
-                '"""python -m pkg"""\n\nimport argparse\n\nimport warp as wp\nwp.config.enable_backward = False\n\n'
+                '"""python -m pkg"""\n\nimport argparse\n\nimport warp as wp\n\nwp.config.enable_backward = False\n\n'
                 "from .sim import simulate\n\n\n"
                 "def main():\n    simulate(argparse.ArgumentParser().parse_args())\n"
             ),
@@ -176,7 +176,7 @@ class ConfigAtEntry(WarpCodemod):
                 "mypkg.run(np.zeros(3), os.getcwd())\n"
             ),
             after=(
-                "import os\n\nimport numpy as np\nimport warp as wp\nwp.config.enable_backward = False\n\n"
+                "import os\n\nimport numpy as np\nimport warp as wp\n\nwp.config.enable_backward = False\n\n"
                 "import mypkg\nfrom mypkg import io\n\nmypkg.run(np.zeros(3), os.getcwd())\n"
             ),
         ),
@@ -204,7 +204,8 @@ class ConfigAtEntry(WarpCodemod):
         warp = WarpImports.of(tree)
         name, value = self.args["name"], self.args["value"]
         alias = warp.alias or "wp"
-        wanted = parse_stmt(f"{alias}.config.{name} = {py_literal(value)}")
+        # code after an import block starts after a blank line, as ruff's isort rule leaves it
+        wanted = _with_blank_line(parse_stmt(f"{alias}.config.{name} = {py_literal(value)}"))
 
         self._tops: list[cst.CSTNode] = []
         doomed = self._late_assignments(tree, warp)

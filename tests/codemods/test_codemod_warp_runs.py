@@ -264,7 +264,6 @@ def test_setting_at_a_package_entry_reaches_the_modules_its_first_import_creates
     args = {"file": "pkg/__main__.py", "name": "enable_backward", "value": False, "before_import": "pkg.sim"}
     assert apply_codemod("config_at_entry", tmp_path, args)
     assert apply_codemod("config_at_entry", tmp_path, args) == []
-    assert "import argparse\n\nimport warp as wp\nwp.config.enable_backward = False\n\nfrom .sim import simulate\n" in (
-        tmp_path / "pkg" / "__main__.py"
-    ).read_text()
+    expected = "import argparse\n\nimport warp as wp\n\nwp.config.enable_backward = False\n\nfrom .sim import simulate"
+    assert expected in (tmp_path / "pkg" / "__main__.py").read_text()
     assert "RESULT [1.0, 1.0, 1.0] BACKWARD False" in run_warp(tmp_path, "run.py")
