@@ -20,6 +20,7 @@ from ._cst import (
     find_functions,
     header_end,
     insert_at,
+    is_import_line,
     is_string,
     kernel_decorator,
     keyword,
@@ -84,7 +85,7 @@ class ModuleOptions(WarpCodemod):
             args={"file": "layer.py", "options": {"enable_backward": False}},
             before='import warp as wp\n\n\n@wp.kernel\ndef gemm(a: wp.array(dtype=float)):\n    pass\n',
             after=(
-                'import warp as wp\nwp.set_module_options({"enable_backward": False})\n\n\n'
+                'import warp as wp\n\nwp.set_module_options({"enable_backward": False})\n\n\n'
                 "@wp.kernel\ndef gemm(a: wp.array(dtype=float)):\n    pass\n"
             ),
         ),
@@ -201,8 +202,11 @@ class ModuleOptions(WarpCodemod):
         statement = parse_stmt(f"{alias}.set_module_options({py_literal(missing)}{target})")
         body = list(tree.body)
         if module is None:
+            index = header_end(tree, warp)
+            if not warp.alias or (index and is_import_line(body[index - 1])):
+                statement = with_blank_line_before(statement)  # code after imports, as ruff's isort rule wants
             new = [statement] if warp.alias else [parse_stmt("import warp as wp"), statement]
-            return tree.with_changes(body=insert_at(body, header_end(tree, warp), new))
+            return tree.with_changes(body=insert_at(body, index, new))
         index = self._after_named_kernels(tree, warp, module)
         if index == header_end(tree, warp):
             statement = with_blank_line_before(statement)
