@@ -92,6 +92,20 @@ def test_kernels_chosen_per_run_are_left_alone_with_the_reason(plan_of):
     assert "shading/effects.py" in by_registry and "optional" in by_registry and "EFFECTS[...]" in by_registry
 
 
+def test_optional_kernel_that_captures_nothing_moves_into_the_module_every_run_builds(plan_of):
+    plan = plan_of("optional_shared_module")
+    found = finding(plan, "kernel-after-load")
+    assert found.status == "fired" and found.extra_builds == 1
+    (late,) = found.details["late_kernels"]
+    assert (late["module"], late["chosen_by"], late["captures"]) == ("harvest.buffers", ["self"], [])
+    assert late["first_build_files"] == ["harvest/buffers.py"]
+    (fix,) = fixes(plan, "kernel-after-load")
+    assert (fix.codemod, fix.safety) == ("kernels_to_module_scope", SAFE)
+    assert fix.args == {"file": "harvest/buffers.py", "factory": "record", "kernels": ["advance_heads"]}
+    assert "advance_heads is optional" in fix.description and "one small kernel" in fix.description
+    assert declined(plan, "kernel-after-load") == []
+
+
 def test_three_same_lifecycle_modules_merge_and_other_lifecycles_or_options_stay(plan_of):
     plan = plan_of("lifecycle_modules")
     (fix,) = fixes(plan, "granular-modules")
@@ -155,6 +169,23 @@ def test_two_factories_given_one_module_are_one_commit(tmp_path):
     diff = git(repo, "show", "--format=", grouped.commit)
     assert diff.count('-    @wp.kernel(module="unique")') == 2
     assert git(repo, "diff", "--name-only", "main..wf/layout").split() == ["shading/stages.py"]
+
+
+def test_optional_kernel_moved_to_module_scope_is_kept_as_one_build(tmp_path):
+    """apply for real: the async mode's late kernel moves to module scope; its module is built once, and the
+    fixture's tests (both modes) pass."""
+    repo = _fixture_repo(tmp_path, "optional_shared_module", "harvest")
+    request = build_request(
+        command=[PYTHON, "-m", "harvest"], cwd=repo, branch="wf/layout", samples=3, only=["kernel-after-load"],
+        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
+    )
+    result = run_apply(request)
+    (entry,) = [e for e in result.ledger.entries if e.slug == "kernel-after-load"]
+    assert entry.outcome == KEPT, entry.reason
+    assert entry.numbers.structure["identities"] == (2, 1)
+    assert git(repo, "diff", "--name-only", "main..wf/layout").split() == ["harvest/buffers.py"]
+    moved = git(repo, "show", "wf/layout:harvest/buffers.py")
+    assert moved.index("def advance_heads") < moved.index("class Recorder")
 
 
 def _fixture_repo(tmp_path, fixture: str, name: str):

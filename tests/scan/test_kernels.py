@@ -140,6 +140,32 @@ def test_a_factory_kernel_that_captures_nothing(scan):
     assert index.factory_named(".".join(kernel.enclosing_functions)) is factory
 
 
+def test_a_methods_optional_kernel_records_what_chooses_it_and_a_local_read_by_wp_static(scan):
+    index = scan(
+        {
+            "rec.py": """
+                import warp as wp
+
+                class Recorder:
+                    def record(self, width):
+                        if self.sync_mode:
+                            pass
+                        else:
+                            @wp.kernel
+                            def advance(heads: wp.array(dtype=int), window: int):
+                                heads[wp.tid()] = (heads[wp.tid()] + 1) % window
+
+                            @wp.kernel
+                            def smooth(a: wp.array(dtype=float)):
+                                a[wp.tid()] = a[wp.tid()] / float(wp.static(width))
+            """
+        }
+    )
+    advance, smooth = index.kernel_named("advance"), index.kernel_named("smooth")
+    assert advance.chosen_by == ["self"] and advance.captures == []
+    assert smooth.captures == ["width"]  # a local read at code generation is run-time data too
+
+
 def test_nested_factories_are_found_by_their_function_path(scan):
     index = scan(
         {

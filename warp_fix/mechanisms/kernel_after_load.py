@@ -9,7 +9,7 @@ from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
 from warp_fix.model import ADVISORY, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
-from warp_fix.report import Site
+from warp_fix.report import Rebuild, Site
 
 
 class KernelAfterLoad(Mechanism):
@@ -32,13 +32,15 @@ class KernelAfterLoad(Mechanism):
                     continue
                 site = reason.site or _definition_site(reason.detail, rebuild.module, inputs)
                 evidence.append(runtime(f"{rebuild.module}: {reason.detail}", site, inputs))
+                key = _late_key(reason.detail)
                 late.append(
                     {
                         "module": rebuild.module,
-                        "key": _late_key(reason.detail),
+                        "key": key,
                         "file": inputs.repo_file(site.file) if site else None,
                         "line": site.line if site else None,
                         "function": site.function if site else None,
+                        "first_build_files": _files_built_before(rebuild, key, inputs),
                     }
                 )
         for item in late:
@@ -54,6 +56,14 @@ class KernelAfterLoad(Mechanism):
                 item["factory"] = kernel.enclosing_functions[-1] if kernel.enclosing_functions else None
                 item["captures"] = list(kernel.captures)
                 item["module_kind"] = kernel.module_kind
+                item["alternatives"] = [
+                    k.name
+                    for k in inputs.index.kernels
+                    if k is not kernel
+                    and k.chosen_by
+                    and k.file == kernel.file
+                    and k.enclosing_functions == kernel.enclosing_functions
+                ]
                 evidence.append(
                     static(
                         f"kernel {kernel.name} defined "
@@ -76,6 +86,7 @@ class KernelAfterLoad(Mechanism):
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
         index = inputs.index
         factories: dict[tuple[str, str], list[str]] = {}
+        optional: dict[tuple[str, str], list[dict]] = {}
         for item in finding.details.get("late_kernels", []):
             where = f"{item.get('file')}:{item.get('line')}"
             if item.get("line") is None:
@@ -84,12 +95,12 @@ class KernelAfterLoad(Mechanism):
                 )
             elif not item.get("file") or "factory" not in item:
                 yield NotProposed(finding.slug, f"late kernel at {where} is not in the repository's source")
-            elif item["chosen_by"]:
+            elif item["chosen_by"] and (stays := _why_optional_stays(item)):
                 yield NotProposed(
                     finding.slug,
                     f"kernel at {where} is optional: {item['factory']}() makes it only when "
                     f"{', '.join(item['chosen_by'])} selects it, so only some runs build it; moved to module scope "
-                    "every run would compile it. Left alone",
+                    f"every run would compile it. Left alone ({stays})",
                 )
             elif item["captures"]:
                 yield NotProposed(
@@ -114,13 +125,16 @@ class KernelAfterLoad(Mechanism):
                 kernels = factories.setdefault((item["file"], item["factory"]), [])
                 if item["function"] not in kernels:
                     kernels.append(item["function"])
+                    if item["chosen_by"]:
+                        optional.setdefault((item["file"], item["factory"]), []).append(item)
         for (file, factory), kernels in factories.items():
             yield Fix(
                 id="",
                 slug=finding.slug,
                 title=f"Define the kernels of {factory}() at module scope",
                 description=f"{', '.join(kernels)} were created inside {factory}() after their module's first "
-                "build; defined at module scope they join the module before it loads, so it builds once.",
+                "build; defined at module scope they join the module before it loads, so it builds once."
+                + "".join(_why_optional_moves(item) for item in optional.get((file, factory), [])),
                 safety=SAFE,
                 codemod="kernels_to_module_scope",
                 args={"file": file, "factory": factory, "kernels": kernels},
@@ -185,6 +199,99 @@ class KernelAfterLoad(Mechanism):
             declined="is optional",
         ),
         Example(
+            "an optional kernel that captures nothing joins a module its file's kernels built first: hoisted",
+            case.run(
+                builds=[
+                    case.sourced(case.build("rec"), case.kernel_source("encode", "rec.py", 5)),
+                    case.sourced(
+                        case.build("rec"),
+                        case.kernel_source("encode", "rec.py", 5),
+                        case.kernel_source("Recorder__record__locals__advance", "rec.py", 20),
+                    ),
+                ],
+                rebuilds=[
+                    case.rebuild(
+                        "rec", "kernel-added", "kernel 'Recorder__record__locals__advance' added",
+                        site=case.site("rec.py", 20, "advance"),
+                    )
+                ],
+                source=case.index(
+                    files=["rec.py"],
+                    kernels=[
+                        case.kernel("advance", "rec.py", 20, enclosing_functions=["record"], chosen_by=["self"])
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(("kernels_to_module_scope", SAFE),),
+        ),
+        Example(
+            "an optional kernel that reads a local through wp.static stays where it is",
+            case.run(
+                builds=[
+                    case.sourced(case.build("rec"), case.kernel_source("encode", "rec.py", 5)),
+                    case.build("rec"),
+                ],
+                rebuilds=[case.rebuild("rec", "kernel-added", "kernel 'smooth' added", site=case.site("rec.py", 20))],
+                source=case.index(
+                    files=["rec.py"],
+                    kernels=[
+                        case.kernel(
+                            "smooth", "rec.py", 20, enclosing_functions=["record"], chosen_by=["self"],
+                            captures=["width"],
+                        )
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="captures width",
+        ),
+        Example(
+            "one of the kernels a dispatch makes in each other's place stays optional, even in a module built first",
+            case.run(
+                builds=[
+                    case.sourced(case.build("fx"), case.kernel_source("clip", "fx.py", 5)),
+                    case.build("fx"),
+                ],
+                rebuilds=[case.rebuild("fx", "kernel-added", "kernel 'toon' added", site=case.site("fx.py", 12))],
+                source=case.index(
+                    files=["fx.py"],
+                    kernels=[
+                        case.kernel("toon", "fx.py", 12, enclosing_functions=["make"], chosen_by=["kind"]),
+                        case.kernel("sepia", "fx.py", 18, enclosing_functions=["make"], chosen_by=["kind"]),
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="makes sepia in its place",
+        ),
+        Example(
+            "an optional kernel whose module was first built from another file stays: its file is a plugin's own",
+            case.run(
+                builds=[
+                    case.sourced(case.build("shared"), case.kernel_source("core", "core.py", 5)),
+                    case.build("shared"),
+                ],
+                rebuilds=[
+                    case.rebuild("shared", "kernel-added", "kernel 'glow' added", site=case.site("glow.py", 8))
+                ],
+                source=case.index(
+                    files=["core.py", "glow.py"],
+                    kernels=[
+                        case.kernel(
+                            "glow", "glow.py", 8, enclosing_functions=["make"], chosen_by=["enabled"],
+                            module_kind="literal", module_value="shared",
+                        )
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="no build of shared with kernels of glow.py",
+        ),
+        Example(
             "a factory-made kernel renamed per dtype, its rebuild reason without a site: found by its code object",
             case.run(
                 builds=[
@@ -215,6 +322,54 @@ class KernelAfterLoad(Mechanism):
         ),
         Example("every module built once", case.run(builds=[case.build("sim")]), RULED_OUT),
     )
+
+
+def _why_optional_stays(item: dict) -> str | None:
+    """Why an optional late kernel is left where it is; None when moving it costs one small kernel in a module
+    every run builds anyway, which is less than the rebuild of that whole module it saves the runs that choose it.
+
+    That holds only for a kernel that captures nothing (a closure variable or a local read through `wp.static`
+    would be run-time data), that is the only kernel its choice makes (plugins of a registry or the branches of a
+    dispatch would all be compiled by every run), and whose own file had kernels in the module's first build
+    (so that file is imported, and the module built, before the kernel joins: not a plugin file of its own).
+    """
+    registries = [name for name in item["chosen_by"] if name.endswith("[...]")]
+    if registries:
+        return f"each entry of {registries[0]} is a plugin of its own"
+    if item["alternatives"]:
+        return f"{item['factory']}() makes {', '.join(item['alternatives'])} in its place"
+    if item["captures"]:
+        return f"it captures {', '.join(item['captures'])}"
+    if item["module_kind"] not in ("default", "literal"):
+        return f"its Warp module is not fixed in the source (module kind {item['module_kind']})"
+    if item["file"] not in item["first_build_files"]:
+        return f"the run shows no build of {item['module']} with kernels of {item['file']} before it joined"
+    return None
+
+
+def _why_optional_moves(item: dict) -> str:
+    return (
+        f" {item['function']} is optional ({item['factory']}() makes it only when {', '.join(item['chosen_by'])} "
+        f"selects it), but it captures nothing and joins {item['module']}, which every run builds before it: at "
+        "module scope it adds one small kernel to that build in the runs that never launch it, instead of a "
+        "rebuild of the whole module in the runs that do."
+    )
+
+
+def _files_built_before(rebuild: Rebuild, key: str | None, inputs: Inputs) -> list[str]:
+    """Repository files of the kernels in the module's first build on the rebuild's device, when that build did not
+    hold the late kernel yet (the module was built before the kernel joined); empty otherwise."""
+    first = next(
+        (
+            b
+            for b in inputs.report.trace.builds
+            if b.module == rebuild.module and b.device == rebuild.device and b.status != "error"
+        ),
+        None,
+    )
+    if first is None or key in first.kernels:
+        return []
+    return list(dict.fromkeys(file for k in first.kernel_sources if (file := inputs.repo_file(k.file))))
 
 
 _LATE_KEY = re.compile(r"kernel '(?P<key>[^']+)' added")
