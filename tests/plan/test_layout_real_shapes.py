@@ -85,7 +85,7 @@ def test_kernels_chosen_per_run_are_left_alone_with_the_reason(plan_of):
     moved = " ".join(str(f.args) for f in plan.fixes if f.slug in layout)
     assert "shaders.py" not in moved and "effects.py" not in moved
     (by_kind,) = [r for r in declined(plan, "unique-on-stable") if r.startswith("toon ")]
-    assert "optional" in by_kind and "when kind selects it" in by_kind and "every run would compile it" in by_kind
+    assert "optional" in by_kind and "in a branch on kind" in by_kind and "every run would compile it" in by_kind
     # a registry's effect kernel joins its loaded module late: a rebuild, yet moving it would compile every effect
     assert finding(plan, "kernel-after-load").status == "fired"
     (by_registry,) = declined(plan, "kernel-after-load")

@@ -98,8 +98,8 @@ class KernelAfterLoad(Mechanism):
             elif item["chosen_by"] and (stays := _why_optional_stays(item)):
                 yield NotProposed(
                     finding.slug,
-                    f"kernel at {where} is optional: {item['factory']}() makes it only when "
-                    f"{', '.join(item['chosen_by'])} selects it, so only some runs build it; moved to module scope "
+                    f"kernel at {where} is optional: {item['factory']}() makes it only in a branch on "
+                    f"{', '.join(item['chosen_by'])}, so only some runs build it; moved to module scope "
                     f"every run would compile it. Left alone ({stays})",
                 )
             elif item["captures"]:
@@ -349,9 +349,9 @@ def _why_optional_stays(item: dict) -> str | None:
 
 def _why_optional_moves(item: dict) -> str:
     return (
-        f" {item['function']} is optional ({item['factory']}() makes it only when {', '.join(item['chosen_by'])} "
-        f"selects it), but it captures nothing and joins {item['module']}, which every run builds before it: at "
-        "module scope it adds one small kernel to that build in the runs that never launch it, instead of a "
+        f" {item['function']} is optional ({item['factory']}() makes it only in a branch on "
+        f"{', '.join(item['chosen_by'])}), but it captures nothing and joins {item['module']}, which every run "
+        "builds before it: at module scope it adds one small kernel to that build in the runs that never launch it, instead of a "
         "rebuild of the whole module in the runs that do."
     )
 
