@@ -351,8 +351,8 @@ def _why_optional_moves(item: dict) -> str:
     return (
         f" {item['function']} is optional ({item['factory']}() makes it only in a branch on "
         f"{', '.join(item['chosen_by'])}), but it captures nothing and joins {item['module']}, which every run "
-        "builds before it: at module scope it adds one small kernel to that build in the runs that never launch it, instead of a "
-        "rebuild of the whole module in the runs that do."
+        "builds before it: at module scope it adds one small kernel to that build in the runs that never launch it, "
+        "instead of a rebuild of the whole module in the runs that do."
     )
 
 
