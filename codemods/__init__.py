@@ -58,9 +58,7 @@ def _command(name: str) -> type[WarpCodemod]:
         raise CodemodRefused(f"unknown codemod {name!r}; known: {sorted(REGISTRY)}") from None
 
 
-def _run(
-    cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None
-) -> tuple[str, list[Note]]:
+def _run(cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None) -> tuple[str, list[Note]]:
     """Run on the reduced module of a large file when that round-trips exactly; else on the whole file."""
     reduced = reduce_source(source, cls.focus(kwargs))
     if reduced is not None:
@@ -108,25 +106,30 @@ class CodemodResult:
 def run_codemod(name: str, root: pathlib.Path, args: dict[str, Any]) -> CodemodResult:
     """Apply codemod `name` to files under repo `root`; args are JSON-able (file paths relative to root).
 
-    `changed` is empty if nothing was left to change (idempotent). Raises CodemodRefused; when it
-    does, no file has been written.
+    `args = {"each": [args1, args2, ...]}` makes the same edit at several places (one factory, one call site
+    each) as one change: the calls run in order, each on the text the previous one left, and nothing is
+    written unless all of them succeed. `changed` is empty if nothing was left to change (idempotent).
+    Raises CodemodRefused; when it does, no file has been written.
     """
     cls = _command(name)
     root = pathlib.Path(root).resolve()
-    results: list[tuple[pathlib.Path, str]] = []
+    original: dict[pathlib.Path, str] = {}
+    edited: dict[pathlib.Path, str] = {}
     notes: list[Note] = []
-    for rel, kwargs in cls.split_by_file(args).items():
-        path = (root / rel).resolve()
-        if not path.is_relative_to(root):
-            raise CodemodRefused(f"{name}: {rel} is outside the repository {root}")
-        if not path.is_file():
-            raise CodemodRefused(f"{name}: no such file {rel}")
-        source = path.read_text(encoding="utf-8")
-        new, file_notes = _run(cls, source, kwargs, str(path))
-        notes += [replace(n, file=rel) for n in file_notes]
-        if new != source:
-            compile(new, str(path), "exec")
-            results.append((path, new))
+    for place in args.get("each") or [args]:
+        for rel, kwargs in cls.split_by_file(place).items():
+            path = (root / rel).resolve()
+            if not path.is_relative_to(root):
+                raise CodemodRefused(f"{name}: {rel} is outside the repository {root}")
+            if not path.is_file():
+                raise CodemodRefused(f"{name}: no such file {rel}")
+            source = edited.get(path) or original.setdefault(path, path.read_text(encoding="utf-8"))
+            new, file_notes = _run(cls, source, kwargs, str(path))
+            notes += [replace(n, file=rel) for n in file_notes]
+            edited[path] = new
+    results = [(path, new) for path, new in edited.items() if new != original[path]]
+    for path, new in results:
+        compile(new, str(path), "exec")
     for path, new in results:
         path.write_text(new, encoding="utf-8")
     return CodemodResult([path for path, _ in results], notes)

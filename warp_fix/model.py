@@ -65,6 +65,10 @@ class Fix:
     # consent, offers the fix with both numbers instead of declining it unmeasured.
     measure_kernels: bool = False
 
+    def places(self) -> list[dict[str, Any]]:
+        """The codemod's argument sets: one, or one per place of a fix joined from several (`args["each"]`)."""
+        return list(self.args.get("each") or [self.args])
+
 
 @dataclass
 class NotProposed:

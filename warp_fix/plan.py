@@ -54,9 +54,16 @@ def make_plan(
 
 # The argument that takes a list, per codemod: fixes that differ only in it are one edit.
 LIST_ARGUMENTS = {"drop_unique": "names", "merge_modules": "kernels", "kernels_to_module_scope": "kernels"}
+# Codemods that edit one place per call: a mechanism's fixes for one target module become one fix, one call per place.
+ONE_PLACE_PER_CALL = {"kernels_to_module_scope", "call_site_argument"}
 
 
 def group_fixes(fixes: list[Fix]) -> list[Fix]:
+    """One Fix per (mechanism, codemod, target module): list arguments join the first fix's, places its `each`."""
+    return join_places(join_lists(fixes))
+
+
+def join_lists(fixes: list[Fix]) -> list[Fix]:
     """One Fix per (mechanism, codemod, target file and module): the list arguments of the others join the first."""
     grouped: list[Fix] = []
     first_of: dict[tuple, Fix] = {}
@@ -71,8 +78,45 @@ def group_fixes(fixes: list[Fix]) -> list[Fix]:
             grouped.append(fix)
             continue
         first.args[list_argument] += [v for v in fix.args[list_argument] if v not in first.args[list_argument]]
-        first.files = sorted({*first.files, *fix.files})
-        first.lines += [line for line in fix.lines if line not in first.lines]
-        first.description = f"{first.description} {fix.description}"
+        _absorb(first, fix)
         first.expected_builds_removed = max(first.expected_builds_removed, fix.expected_builds_removed)
     return grouped
+
+
+def join_places(fixes: list[Fix]) -> list[Fix]:
+    """Fixes of one mechanism that make a one-place edit for the same target module (its `module` argument, else
+    the file) become one: four factories moved into one module are one commit, not four.
+
+    Example: kernels_to_module_scope for make_a() and make_b() of sim.py -> one fix, `args = {"each": [{...
+    "factory": "make_a"}, {... "factory": "make_b"}]}`, titled "<make_a's title> (+1 more: make_b())".
+    """
+    joined: list[Fix] = []
+    first_of: dict[tuple, Fix] = {}
+    for fix in fixes:
+        if fix.codemod not in ONE_PLACE_PER_CALL or "each" in fix.args:
+            joined.append(fix)
+            continue
+        first = first_of.setdefault((fix.slug, fix.codemod, fix.args.get("module") or fix.args.get("file")), fix)
+        if first is fix:
+            joined.append(fix)
+            continue
+        if "each" not in first.args:
+            first.args = {"each": [first.args]}
+        first.args["each"].append(fix.args)
+        _absorb(first, fix)
+        first.expected_builds_removed = max(first.expected_builds_removed, fix.expected_builds_removed)
+        first.expected_ms = max(first.expected_ms, fix.expected_ms)  # each names its finding's whole cost
+        others = [_place(args) for args in first.args["each"][1:]]
+        first.title = f"{first.title.split(' (+')[0]} (+{len(others)} more: {', '.join(others)})"
+    return joined
+
+
+def _absorb(first: Fix, fix: Fix) -> None:
+    first.files = sorted({*first.files, *fix.files})
+    first.lines += [line for line in fix.lines if line not in first.lines]
+    first.description = f"{first.description} {fix.description}"
+
+
+def _place(args: dict) -> str:
+    """A place as a reader finds it: the factory, or the call site."""
+    return f"{args['factory']}()" if args.get("factory") else f"{args.get('file')}:{args.get('line')}"

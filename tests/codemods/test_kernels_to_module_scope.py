@@ -232,3 +232,28 @@ def test_a_longer_name_containing_the_kernel_name_binds_nothing() -> None:
     before = HEAD + "kk = None\n\n\ndef make():\n    if True:\n" + indent(KERNEL, 8) + "    return k\n"
     out = transform_source(NAME, before, ARGS)
     assert out == HEAD + "kk = None\n\n\n" + KERNEL + "\n\ndef make():\n    if True:\n        pass\n    return k\n"
+
+
+TWO_FACTORIES = HEAD + (
+    "def make_a():\n    @wp.kernel\n    def a(x: wp.array(dtype=float)):\n        x[0] = 1.0\n\n    return a\n\n\n"
+    "def make_b():\n    @wp.kernel\n    def b(x: wp.array(dtype=float)):\n        x[0] = 2.0\n\n    return b\n"
+)
+
+
+def test_each_place_is_edited_in_one_change(tmp_path: Path) -> None:
+    """A fix joined from two factories of one module runs the codemod once per factory and writes once."""
+    (tmp_path / "sim.py").write_text(TWO_FACTORIES)
+    places = [{"file": "sim.py", "factory": f"make_{k}", "kernels": [k]} for k in "ab"]
+    assert apply_codemod(NAME, tmp_path, {"each": places}) == [(tmp_path / "sim.py").resolve()]
+    text = (tmp_path / "sim.py").read_text()
+    assert "\ndef a(" in text and "\ndef b(" in text and "    def " not in text
+    assert apply_codemod(NAME, tmp_path, {"each": places}) == []  # idempotent
+
+
+def test_a_refused_place_leaves_every_file_unchanged(tmp_path: Path) -> None:
+    (tmp_path / "sim.py").write_text(TWO_FACTORIES)
+    places = [{"file": "sim.py", "factory": "make_a", "kernels": ["a"]}, {"file": "sim.py", "factory": "make_z",
+                                                                         "kernels": ["z"]}]
+    with pytest.raises(CodemodRefused):
+        apply_codemod(NAME, tmp_path, {"each": places})
+    assert (tmp_path / "sim.py").read_text() == TWO_FACTORIES

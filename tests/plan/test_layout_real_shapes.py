@@ -136,6 +136,23 @@ def test_fixes_of_one_mechanism_and_target_module_are_one_fix():
     assert [f.args["names"] for f in grouped] == [["make_a", "make_b"], ["make_c"], ["make_d"]]
 
 
+def test_one_place_edits_for_one_module_are_one_fix_with_each_place():
+    def move(factory: str, file: str = "app/stages.py", module: str = "app.stable") -> Fix:
+        return Fix("", "unique-on-stable", f"Define the stable kernels of {factory}() at module scope in one module",
+                   "d", SAFE, "kernels_to_module_scope",
+                   args={"file": file, "factory": factory, "kernels": [factory[5:]], "module": module}, files=[file],
+                   expected_builds_removed=3)
+
+    grouped = group_fixes([move("make_a"), move("make_b"), move("make_c", "app/more.py"), move("make_d", module="x")])
+    assert len(grouped) == 2
+    joined = grouped[0]
+    assert [place["factory"] for place in joined.places()] == ["make_a", "make_b", "make_c"]
+    assert joined.files == ["app/more.py", "app/stages.py"] and joined.expected_builds_removed == 3
+    assert joined.title == "Define the stable kernels of make_a() at module scope in one module (+2 more: make_b(), " \
+        "make_c())"
+    assert grouped[1].places() == [grouped[1].args]  # another target module stays a fix of its own
+
+
 def test_merging_two_or_three_modules_is_kept_as_one_commit(tmp_path):
     """apply for real: the three stages of one lifecycle become one module; one commit, fewer identities (up to 3
     samples per arm, so a structural win that a noisy CPU's timing contradicts is measured again)."""

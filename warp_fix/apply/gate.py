@@ -45,12 +45,13 @@ class Gate:
 
 def _functions(fix: Fix) -> list[str]:
     found = []
-    for key in ("function", "functions", "kernel", "kernels"):
-        value = fix.args.get(key)
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, list):
-            found.extend(str(v) for v in value)
+    for args in fix.places():
+        for key in ("function", "functions", "kernel", "kernels"):
+            value = args.get(key)
+            if isinstance(value, str):
+                found.append(value)
+            elif isinstance(value, list):
+                found.extend(str(v) for v in value)
     return found
 
 

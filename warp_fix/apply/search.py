@@ -81,7 +81,7 @@ def touches(fix: Fix, modules: set[str], files: list[str]) -> bool:
     """The fix edits one of `files`, or targets one of `modules` (by argument or by the file's module)."""
     if set(fix.files) & set(files):
         return True
-    named = {str(fix.args["module"])} if fix.args.get("module") else set()
+    named = {str(args["module"]) for args in fix.places() if args.get("module")}
     named |= {python_module(f) for f in fix.files}
     return any(m == n or n.endswith("." + m) for m in modules for n in named)
 
