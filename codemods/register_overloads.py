@@ -216,7 +216,7 @@ class RegisterOverloads(WarpCodemod):
     """
 
     NAME = "register_overloads"
-    DESCRIPTION = "Register given overloads of a generic kernel at module scope, keeping references."
+    DESCRIPTION = "Register given overloads of a generic kernel right after its definition (module scope or factory)."
     ARGS = (
         Arg("kernel", "str", "module-level generic kernel name", required=True),
         Arg("overloads", "json", 'list of type lists or {"types": ..., "name": ...} dicts', required=True),
