@@ -49,8 +49,8 @@ def _suffix(types: list[cst.BaseExpression], alias: str) -> str:
     return "_".join(dict.fromkeys(n for n in collector.names if n not in skip)) or "overload"
 
 
-# Blocks that run straight through once entered: lines placed after a def in them run exactly when the def did.
-_STRAIGHT = {cst.If: "if", cst.Else: "else", cst.With: "with"}
+# Compound statements a def cannot be followed within: the lines after it would not run exactly when it does (a
+# loop runs it zero or several times, a `try` may leave between them). `if`/`else` and `with` blocks are fine.
 _PLACES = {cst.For: "for loop", cst.While: "while loop", cst.Try: "try statement", cst.TryStar: "try statement",
            cst.Match: "match statement"}  # fmt: skip
 LINE_LENGTH = 120
@@ -85,9 +85,6 @@ class _Bindings(cst.CSTVisitor):
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        return None  # a comprehension's targets are its own scope
 
     def visit_Param(self, node: cst.Param) -> None:
         self._bind(node.name)
@@ -152,25 +149,6 @@ def _nested_defs(
                 if getattr(part, attr, None) is not None:
                     parts.append((getattr(part, attr), inside))
             parts.extend((child, inside) for child in (*getattr(part, "handlers", ()), *getattr(part, "cases", ())))
-    return found
-    for stmt in block.body:
-        if isinstance(stmt, cst.FunctionDef):
-            if stmt.name.value == name:
-                found.append((stmt, block, containers))
-            continue
-        if isinstance(stmt, cst.ClassDef):
-            continue
-        parts: list[cst.CSTNode] = [stmt]
-        while parts:
-            part = parts.pop()
-            inside = containers + (type(part),)
-            if hasattr(part, "body") and isinstance(part.body, cst.BaseSuite):
-                found += _nested_defs(part.body, name, inside)
-            for attr in ("orelse", "finalbody"):
-                if getattr(part, attr, None) is not None:
-                    parts.append(getattr(part, attr))
-            parts.extend(getattr(part, "handlers", ()))
-            parts.extend(getattr(part, "cases", ()))
     return found
 
 
