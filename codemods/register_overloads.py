@@ -8,7 +8,17 @@ from typing import Any
 import libcst as cst
 
 from ._base import Arg, Example, Refusal, WarpCodemod
-from ._cst import WarpImports, code, ensure_warp_alias, insert_at, is_kernel, parse_stmt, squash
+from ._cst import (
+    WarpImports,
+    code,
+    ensure_warp_alias,
+    functions_named,
+    insert_at,
+    insert_next_to,
+    is_kernel,
+    parse_stmt,
+    squash,
+)
 from ._partial import Focus
 
 
@@ -39,30 +49,156 @@ def _suffix(types: list[cst.BaseExpression], alias: str) -> str:
     return "_".join(dict.fromkeys(n for n in collector.names if n not in skip)) or "overload"
 
 
+# Compound statements a def cannot be followed within: the lines after it would not run exactly when it does (a
+# loop runs it zero or several times, a `try` may leave between them). `if`/`else` and `with` blocks are fine.
+_PLACES = {cst.For: "for loop", cst.While: "while loop", cst.Try: "try statement", cst.TryStar: "try statement",
+           cst.Match: "match statement"}  # fmt: skip
+LINE_LENGTH = 120
+
+
+class _Bindings(cst.CSTVisitor):
+    """Counts what binds `name` in one function's own scope (nested defs, classes and lambdas are other scopes;
+    a `nonlocal` in them still rebinds it)."""
+
+    def __init__(self, name: str, scope: cst.FunctionDef) -> None:
+        self.name, self.scope = name, scope
+        self.count = 0
+
+    def _bind(self, target: cst.CSTNode | None) -> None:
+        if isinstance(target, cst.Name):
+            self.count += target.value == self.name
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if node is self.scope:
+            return True
+        self._bind(node.name)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self._bind(node.name)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bind(node.name)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        self._bind(node.asname.name if node.asname else None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._bind(node.name.name if node.name else None)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        bound = node.asname.name if node.asname else node.name
+        self._bind(bound if isinstance(bound, cst.Name) else None)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind(node.target)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.count += any(n.name.value == self.name for n in node.names)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.count += any(n.name.value == self.name for n in node.names)
+
+
+def _nested_defs(
+    block: cst.BaseSuite, name: str, containers: tuple[type, ...] = ()
+) -> list[tuple[cst.FunctionDef, cst.IndentedBlock, tuple[type, ...]]]:
+    """Defs named `name` in a function's own scope: (def, the block holding it, the compound statements it is in)."""
+    found: list[tuple[cst.FunctionDef, cst.IndentedBlock, tuple[type, ...]]] = []
+    if not isinstance(block, cst.IndentedBlock):
+        return found
+    for stmt in block.body:
+        if isinstance(stmt, cst.FunctionDef):
+            if stmt.name.value == name:
+                found.append((stmt, block, containers))
+            continue
+        if isinstance(stmt, cst.ClassDef):
+            continue
+        parts: list[tuple[cst.CSTNode, tuple[type, ...]]] = [(stmt, containers)]
+        while parts:
+            part, outer = parts.pop()
+            inside = outer + (type(part),)
+            body = getattr(part, "body", None)
+            if isinstance(body, cst.BaseSuite):
+                found += _nested_defs(body, name, inside)
+            for attr in ("orelse", "finalbody"):
+                if getattr(part, attr, None) is not None:
+                    parts.append((getattr(part, attr), inside))
+            parts.extend((child, inside) for child in (*getattr(part, "handlers", ()), *getattr(part, "cases", ())))
+    return found
+
+
+def _overload_call(
+    alias: str, kernel: str, items: list[str], brackets: str, column: int, unit: str, prefix: str = ""
+) -> str:
+    """`<prefix>wp.overload(<kernel>, [<items>])` for a line starting at `column`; one type a line when one line is
+    too long (libcst indents the continuation lines with the block the statement goes into)."""
+    call = f"{prefix}{alias}.overload({kernel}, {brackets[0]}{', '.join(items)}{brackets[1]})"
+    if column + len(call) <= LINE_LENGTH:
+        return call
+    lines = [f"{prefix}{alias}.overload(", f"{unit}{kernel},", f"{unit}{brackets[0]}"]
+    lines += [f"{unit * 2}{text}," for text in items] + [f"{unit}{brackets[1]},", ")"]
+    return "\n".join(lines)
+
+
 class RegisterOverloads(WarpCodemod):
     """Adds `<kernel>_<types> = wp.overload(<kernel>, [...])` right after a generic kernel's definition
     (after any existing overload lines for it), so each routinely used instance exists before the
     module's first load instead of triggering a rebuild when first launched. The assignment keeps the
     returned kernel referenced.
 
+    With `factory`, the kernel is the one a function of that name defines (a closure made per call): the
+    calls go inside that function right after the kernel's definition, indented with it, as bare
+    `wp.overload(...)` statements (the generic kernel keeps its instances; a local name would be unused).
+    Each factory call then builds its module once, with the instances in it.
+
     args:
       file (str): the file (relative to the repo root).
-      kernel (str): name of the module-level generic kernel.
+      kernel (str): name of the generic kernel (module-level unless `factory` is given).
       overloads (list): one entry per instance; each is either a list of type expressions (one per
         kernel parameter, written with `wp.`; rewritten to the file's alias), e.g.
         ["wp.array(dtype=wp.float32)", "wp.float32"], or a dict {"types": <list or {param: type}>,
-        "name": "<variable name>"} (name optional; default `<kernel>_<type identifiers>`).
+        "name": "<variable name>"} (name optional; default `<kernel>_<type identifiers>`; not with `factory`).
+      factory (str, optional): name of the function whose body defines the kernel.
 
-    Refuses when the kernel is not a module-level Warp kernel, a type does not parse, a list has
-    the wrong length or a dict names unknown parameters, or the variable name is already bound to
-    something else.
+    Refuses when the kernel is not a module-level Warp kernel (or, with `factory`, no such function
+    defines it with a decorated def, or several do), a type does not parse, a list has the wrong
+    length or a dict names unknown parameters, or the variable name is already bound to something
+    else. With `factory`, also when the factory binds the kernel name more than once (the lines
+    could register instances on another kernel), or defines it in a loop, a `try` or a `match`
+    (lines after the def would not run exactly when it does).
     """
 
     NAME = "register_overloads"
-    DESCRIPTION = "Register given overloads of a generic kernel at module scope, keeping references."
+    DESCRIPTION = "Register given overloads of a generic kernel right after its definition (module scope or factory)."
     ARGS = (
         Arg("kernel", "str", "module-level generic kernel name", required=True),
         Arg("overloads", "json", 'list of type lists or {"types": ..., "name": ...} dicts', required=True),
+        Arg("factory", "str", "function whose body defines the kernel (the calls go inside it)"),
     )
     EXAMPLES = (
         Example(
@@ -88,6 +224,55 @@ class RegisterOverloads(WarpCodemod):
                 "def run():\n    pass\n"
             ),
         ),
+        Example(
+            title="inside a factory",
+            args={
+                "file": "adam.py",
+                "kernel": "step",
+                "factory": "make_kernels",
+                "overloads": [["wp.array(dtype=wp.float32)", "wp.array(dtype=wp.float32)"]],
+            },
+            before=(
+                "import warp as wp\nfrom typing import Any\n\n\ndef make_kernels(beta):\n"
+                "    @wp.kernel\n    def tick(t: wp.array1d[Any]):\n        t[0] += 1.0\n\n"
+                "    @wp.kernel\n    def step(p: wp.array1d[Any], g: wp.array1d[Any]):\n"
+                "        p[wp.tid()] -= wp.static(beta) * g[wp.tid()]\n\n    return tick, step\n"
+            ),
+            after=(
+                "import warp as wp\nfrom typing import Any\n\n\ndef make_kernels(beta):\n"
+                "    @wp.kernel\n    def tick(t: wp.array1d[Any]):\n        t[0] += 1.0\n\n"
+                "    @wp.kernel\n    def step(p: wp.array1d[Any], g: wp.array1d[Any]):\n"
+                "        p[wp.tid()] -= wp.static(beta) * g[wp.tid()]\n\n"
+                "    wp.overload(step, [wp.array(dtype=wp.float32), wp.array(dtype=wp.float32)])\n\n"
+                "    return tick, step\n"
+            ),
+        ),
+        Example(
+            title="in a branch of a factory, one type a line when the call is too long",
+            args={
+                "file": "ops.py",
+                "kernel": "blend",
+                "factory": "make",
+                "overloads": [["wp.array(dtype=wp.float64, ndim=2)"] * 3],
+            },
+            before=(
+                "import warp as wp\nfrom typing import Any\n\n\ndef make(mode):\n    if mode == \"blend\":\n\n"
+                "        @wp.kernel\n        def blend(a: wp.array2d[Any], b: wp.array2d[Any], c: wp.array2d[Any]):\n"
+                "            i, j = wp.tid()\n            c[i, j] = a[i, j] + b[i, j]\n\n        return blend\n"
+                "    return None\n"
+            ),
+            after=(
+                "import warp as wp\nfrom typing import Any\n\n\ndef make(mode):\n    if mode == \"blend\":\n\n"
+                "        @wp.kernel\n        def blend(a: wp.array2d[Any], b: wp.array2d[Any], c: wp.array2d[Any]):\n"
+                "            i, j = wp.tid()\n            c[i, j] = a[i, j] + b[i, j]\n\n"
+                "        wp.overload(\n            blend,\n            [\n"
+                "                wp.array(dtype=wp.float64, ndim=2),\n"
+                "                wp.array(dtype=wp.float64, ndim=2),\n"
+                "                wp.array(dtype=wp.float64, ndim=2),\n"
+                "            ],\n        )\n\n        return blend\n"
+                "    return None\n"
+            ),
+        ),
     )
     REFUSALS = (
         Refusal(
@@ -100,6 +285,37 @@ class RegisterOverloads(WarpCodemod):
             args={"kernel": "k", "overloads": [["wp.float32"]]},
             reason="no module-level kernel",
         ),
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef make(fast):\n    if fast:\n\n        @wp.kernel\n"
+                "        def k(a: Any):\n            pass\n\n    else:\n\n        @wp.kernel\n"
+                "        def k(a: Any):\n            pass\n\n    return k\n"
+            ),
+            args={"kernel": "k", "factory": "make", "overloads": [["wp.float32"]]},
+            reason="make() binds 'k' more than once",
+        ),
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef make(sizes):\n    kernels = []\n    for size in sizes:\n\n"
+                "        @wp.kernel\n        def k(a: Any):\n            pass\n\n        kernels.append(k)\n"
+                "    return kernels\n"
+            ),
+            args={"kernel": "k", "factory": "make", "overloads": [["wp.float32"]]},
+            reason="make() defines 'k' inside a for loop",
+        ),
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef make():\n    @wp.kernel\n    def k(a: Any):\n        pass\n\n"
+                "    return k\n"
+            ),
+            args={"kernel": "k", "factory": "make", "overloads": [{"types": ["wp.float32"], "name": "k_f32"}]},
+            reason='are not assigned: drop "name"',
+        ),
+        Refusal(
+            before="import warp as wp\n\n\ndef make():\n    return wp.kernel(lambda a: None)\n",
+            args={"kernel": "k", "factory": "make", "overloads": [["wp.float32"]]},
+            reason="make() defines no kernel named 'k'",
+        ),
     )
 
     @classmethod
@@ -110,6 +326,8 @@ class RegisterOverloads(WarpCodemod):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         warp = WarpImports.of(tree)
+        if self.args["factory"]:
+            return self._in_factory(tree, warp)
         name = self.args["kernel"]
         index, kernel = next(
             (
@@ -128,8 +346,8 @@ class RegisterOverloads(WarpCodemod):
         existing = {squash(code(s)) for s in tree.body if isinstance(s, cst.SimpleStatementLine)}
         new: list[cst.SimpleStatementLine] = []
         for entry in self.args["overloads"] or []:
-            text, var = self._statement(entry, alias, name, params)
-            if squash(text) in existing or any(code(s).strip() == text for s in new):
+            text, var = self._statement(entry, alias, name, params, tree.default_indent)
+            if squash(text) in existing or any(squash(code(s)) == squash(text) for s in new):
                 continue
             if var in bound:
                 raise self.refuse(f'{var!r} is already bound at module scope; give another "name"')
@@ -144,29 +362,83 @@ class RegisterOverloads(WarpCodemod):
             new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine()] * 2)
         return tree.with_changes(body=insert_at(tree.body, position, new))
 
-    def _statement(self, entry: Any, alias: str, kernel: str, params: list[str]) -> tuple[str, str]:
+    def _in_factory(self, tree: cst.Module, warp: WarpImports) -> cst.Module:
+        """Bare `wp.overload(...)` lines right after the kernel's def inside the factory, in the same block."""
+        name, factory = self.args["kernel"], self.args["factory"]
+        functions = functions_named(tree, factory)
+        if not functions:
+            raise self.refuse(f"no function named {factory!r}")
+        places = [(found, *place) for found in functions for place in _nested_defs(found.node.body, name)]
+        if not places:
+            raise self.refuse(f"{factory}() defines no kernel named {name!r} with a def")
+        if len({id(found.node) for found, *_ in places}) > 1:
+            raise self.refuse(f"several functions named {factory!r} define {name!r}")
+        (found, kernel, block, containers), *_ = places
+        bindings = _Bindings(name, found.node)
+        found.node.visit(bindings)
+        if bindings.count > 1:
+            raise self.refuse(
+                f"{factory}() binds {name!r} more than once: the overloads could be registered on another kernel"
+            )
+        if not is_kernel(kernel, warp):
+            raise self.refuse(f"{name!r} in {factory}() is not decorated with wp.kernel")
+        unplaceable = next((_PLACES[c] for c in containers if c in _PLACES), None)
+        if unplaceable:
+            raise self.refuse(
+                f"{factory}() defines {name!r} inside a {unplaceable}: lines after the def would not run "
+                "exactly when it does"
+            )
+        alias = ensure_warp_alias(self, warp)
+        params = [p.name.value for p in kernel.params.params]
+        column = self.lines.positions(self.lines.index_of(found.top))[kernel].start.column
+
+        existing = {squash(code(s)) for s in block.body if isinstance(s, cst.SimpleStatementLine)}
+        new: list[cst.SimpleStatementLine] = []
+        for entry in self.args["overloads"] or []:
+            if isinstance(entry, dict) and entry.get("name"):
+                raise self.refuse(f'the overloads made in {factory}() are not assigned: drop "name"')
+            types = entry.get("types") if isinstance(entry, dict) else entry
+            items, brackets, _ = self._types(types, alias, name, params)
+            text = _overload_call(alias, name, items, brackets, column, tree.default_indent)
+            if squash(text) not in existing and all(squash(code(s)) != squash(text) for s in new):
+                new.append(parse_stmt(text))
+        if not new:
+            return tree
+
+        position = block.body.index(kernel) + 1
+        while position < len(block.body) and self._is_overload_of(block.body[position], name, warp):
+            position += 1
+        if position == block.body.index(kernel) + 1:
+            new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        return insert_next_to(tree, block.body[position - 1], new, after=True, within=[found.top])
+
+    def _statement(self, entry: Any, alias: str, kernel: str, params: list[str], unit: str) -> tuple[str, str]:
         var = None
         types = entry
         if isinstance(entry, dict):
             types, var = entry.get("types"), entry.get("name")
+        items, brackets, values = self._types(types, alias, kernel, params)
+        var = var or f"{kernel}_{_suffix(values, alias)}"
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
+            raise self.refuse(f"{var!r} is not a valid variable name")
+        return _overload_call(alias, kernel, items, brackets, 0, unit, prefix=f"{var} = "), var
+
+    def _types(
+        self, types: Any, alias: str, kernel: str, params: list[str]
+    ) -> tuple[list[str], str, list[cst.BaseExpression]]:
+        """The rendered entries of a list or {param: type} dict of types, its brackets, and the type expressions."""
         if isinstance(types, dict):
             unknown = sorted(set(types) - set(params))
             if unknown:
                 raise self.refuse(f"{kernel}() has no parameter(s) {unknown}")
             exprs = {k: self._type(v, alias) for k, v in types.items()}
-            rendered = "{" + ", ".join(f'"{k}": {code(v)}' for k, v in exprs.items()) + "}"
-            values = list(exprs.values())
-        elif isinstance(types, list):
+            return [f'"{k}": {code(v)}' for k, v in exprs.items()], "{}", list(exprs.values())
+        if isinstance(types, list):
             if len(types) != len(params):
                 raise self.refuse(f"{kernel}() takes {len(params)} parameters, got {len(types)} types")
             values = [self._type(t, alias) for t in types]
-            rendered = "[" + ", ".join(code(v) for v in values) + "]"
-        else:
-            raise self.refuse(f"an overload must be a list of types or a dict, got {entry!r}")
-        var = var or f"{kernel}_{_suffix(values, alias)}"
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
-            raise self.refuse(f"{var!r} is not a valid variable name")
-        return f"{var} = {alias}.overload({kernel}, {rendered})", var
+            return [code(v) for v in values], "[]", values
+        raise self.refuse(f"an overload must be a list of types or a dict, got {types!r}")
 
     def _type(self, text: Any, alias: str) -> cst.BaseExpression:
         try:

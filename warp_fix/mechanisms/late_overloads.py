@@ -19,6 +19,28 @@ def _instances(module_build: ModuleBuild, *generics: str) -> ModuleBuild:
     return module_build
 
 
+def _factory_step(**kernel_fields: Any) -> Inputs:
+    """warp-nn's shape: the generic `step` made by `_create_kernels()` gets its float64 instance after the build."""
+    key = "_create_kernels__locals__step"
+    return case.run(
+        builds=[
+            _instances(case.build("adam"), f"{key}[a1f4]"),
+            _instances(
+                case.sourced(case.build("adam"), case.kernel_source(key, "adam.py")), f"{key}[a1f4]", f"{key}[a1f8]"
+            ),
+        ],
+        rebuilds=[case.rebuild("adam", "generic-instance", f"new generic instance {key}[a1f8] by a launch")],
+        source=case.index(
+            files=["adam.py"],
+            kernels=[
+                case.kernel(
+                    "step", "adam.py", is_generic=True, enclosing_functions=["_create_kernels"], **kernel_fields
+                )
+            ],
+        ),
+    )
+
+
 class LateOverloads(Mechanism):
     SLUG = "late-overloads"
     CS = "CS-6"
@@ -58,14 +80,21 @@ class LateOverloads(Mechanism):
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
         for generic in finding.details.get("generics", []):
-            kernel, file = generic["name"], generic.get("file")
+            kernel, file, factory = generic["name"], generic.get("file"), generic.get("factory")
             if not file:
                 yield NotProposed(finding.slug, f"generic kernel {generic['key']} is not defined in the repository")
-            elif generic["factory"]:
+            elif factory and generic["made_by"] != "decorator":
+                how = "a wp.kernel(...) call" if generic["made_by"] == "call" else "the project's kernel decorator"
                 yield NotProposed(
                     finding.slug,
-                    f"generic kernel {kernel} ({file}:{generic['line']}) is made inside {generic['factory']}(): "
-                    "wp.overload at module scope cannot name it; registering its instances belongs in the factory",
+                    f"generic kernel {kernel} ({file}:{generic['line']}) is made inside {factory}() by {how}: "
+                    "register_overloads places its calls after a def decorated with wp.kernel",
+                )
+            elif factory and generic["definitions"] > 1:
+                yield NotProposed(
+                    finding.slug,
+                    f"generic kernel {kernel} ({file}:{generic['line']}) is defined {generic['definitions']} times "
+                    f"in {factory}(): the run's instances cannot be told apart by definition",
                 )
             elif generic["unreadable"] or not generic["overloads"]:
                 yield NotProposed(
@@ -74,16 +103,25 @@ class LateOverloads(Mechanism):
                     f"{', '.join(generic['unreadable']) or '(none)'} have no wp.overload spelling",
                 )
             else:
+                count = len(generic["overloads"])
                 yield Fix(
                     id="",
                     slug=finding.slug,
-                    title=f"Register the {kernel} overloads used at run time up front",
-                    description=f"{kernel} is generic and the run used {len(generic['overloads'])} type "
-                    "signature(s); each new one after the first build rebuilt the module. Registering them at "
-                    "module scope builds them together.",
+                    title=f"Register the {kernel} overloads used at run time up front"
+                    + (f" in {factory}()" if factory else ""),
+                    description=(
+                        f"{kernel} is generic and made inside {factory}(); the run used {count} type signature(s), "
+                        "and each new one after the module's first build rebuilt it. Registering them inside "
+                        f"{factory}(), right after the kernel's definition, puts them in the first build of each "
+                        "factory call's module."
+                        if factory
+                        else f"{kernel} is generic and the run used {count} type signature(s); each new one after "
+                        "the first build rebuilt the module. Registering them at module scope builds them together."
+                    ),
                     safety=SAFE,
                     codemod="register_overloads",
-                    args={"file": file, "kernel": kernel, "overloads": generic["overloads"]},
+                    args={"file": file, "kernel": kernel, "overloads": generic["overloads"]}
+                    | ({"factory": factory} if factory else {}),
                     files=[file],
                     lines=[f"{file}:{generic['line']}"],
                     expected=expected_effect(finding),
@@ -110,33 +148,17 @@ class LateOverloads(Mechanism):
             fixes=(("register_overloads", SAFE),),
         ),
         Example(
-            "a generic kernel made inside a factory (warp-nn's Adam step): wp.overload cannot name it",
-            case.run(
-                builds=[
-                    _instances(case.build("adam"), "_create_kernels__locals__step[a1f4]"),
-                    _instances(
-                        case.sourced(
-                            case.build("adam"), case.kernel_source("_create_kernels__locals__step", "adam.py")
-                        ),
-                        "_create_kernels__locals__step[a1f4]",
-                        "_create_kernels__locals__step[a1f8]",
-                    ),
-                ],
-                rebuilds=[
-                    case.rebuild(
-                        "adam",
-                        "generic-instance",
-                        "new generic instance _create_kernels__locals__step[a1f8] by a launch",
-                    )
-                ],
-                source=case.index(
-                    files=["adam.py"],
-                    kernels=[case.kernel("step", "adam.py", is_generic=True, enclosing_functions=["_create_kernels"])],
-                ),
-            ),
+            "a generic kernel made inside a factory (warp-nn's Adam step): registered inside the factory",
+            _factory_step(),
+            FIRED,
+            fixes=(("register_overloads", SAFE),),
+        ),
+        Example(
+            "a generic kernel made by a wp.kernel(fn) call inside a factory: no def to place the calls after",
+            _factory_step(made_by="call"),
             FIRED,
             fixes=(),
-            declined="made inside _create_kernels()",
+            declined="inside _create_kernels() by a wp.kernel(...) call",
         ),
         Example(
             "a generic kernel launched with one type signature only",
@@ -216,6 +238,12 @@ def _generic(key: str, module: str, inputs: Inputs) -> dict[str, Any]:
         "file": kernel.file,
         "line": kernel.line,
         "factory": kernel.enclosing_functions[-1] if kernel.enclosing_functions else None,
+        "made_by": kernel.made_by,
+        # defs of the same name in the same function (if/else branches): the run's instances belong to one of them
+        "definitions": sum(
+            k.file == kernel.file and k.name == kernel.name and k.enclosing_functions == kernel.enclosing_functions
+            for k in inputs.index.kernels
+        ),
         "overloads": overloads,
         "unreadable": unreadable,
     }

@@ -1,0 +1,64 @@
+"""late-overloads on a real run of a generic kernel made inside a factory (warp-nn's Adam shape): the finding, the
+fix placed inside the factory, and the fix applied for real."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from tests.apply.conftest import git, init_repo
+from tests.conftest import FIXTURES, PYTHON
+from warp_fix.apply import build_request, run_apply
+from warp_fix.apply.ledger import KEPT
+from warp_fix.model import SAFE
+from warp_fix.plan import make_plan
+
+FLOAT32_ARRAY = "wp.array(dtype=wp.float32)"
+
+
+@pytest.fixture(scope="module")
+def plan(measured):
+    return make_plan(measured("factory_overloads"), FIXTURES / "factory_overloads")
+
+
+def test_the_instance_added_after_the_first_load_is_found_in_the_factory(plan):
+    found = next(f for f in plan.findings if f.slug == "late-overloads")
+    assert found.status == "fired" and found.extra_builds == 1
+    (generic,) = found.details["generics"]
+    assert generic["key"] == "_create_kernels__locals__momentum_step"
+    assert (generic["file"], generic["line"], generic["factory"]) == ("linfit/optim.py", 14, "_create_kernels")
+    assert any(e.detail == "generic kernel momentum_step defined inside _create_kernels()" for e in found.evidence)
+
+
+def test_the_overload_is_registered_inside_the_factory(plan):
+    (fix,) = [f for f in plan.fixes if f.slug == "late-overloads"]
+    assert (fix.codemod, fix.safety) == ("register_overloads", SAFE)
+    assert fix.args == {
+        "file": "linfit/optim.py",
+        "kernel": "momentum_step",
+        "factory": "_create_kernels",
+        "overloads": [[FLOAT32_ARRAY] * 4],
+    }
+    assert "_create_kernels()" in fix.title and "_create_kernels()" in fix.description
+    assert [n for n in plan.not_proposed if n.slug == "late-overloads"] == []
+
+
+def test_apply_keeps_the_overload_with_one_build_of_the_module_and_the_same_output(tmp_path):
+    source = FIXTURES / "factory_overloads"
+    files = {p.relative_to(source).as_posix(): p.read_text() for p in source.rglob("*.py")}
+    files["pyproject.toml"] = (source / "pyproject.toml").read_text()
+    repo = init_repo(tmp_path / "linfit", files)
+    request = build_request(
+        command=[PYTHON, "-m", "linfit"], cwd=repo, branch="wf/overloads", samples=1, only=["late-overloads"],
+        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
+    )
+    result = run_apply(request)
+    (entry,) = [e for e in result.ledger.entries if e.slug == "late-overloads"]
+    assert entry.outcome == KEPT, entry.reason
+    assert entry.numbers.structure["identities"] == (3, 2)
+    assert entry.numbers.output == "identical"
+    assert git(repo, "diff", "--name-only", "main..wf/overloads") == "linfit/optim.py"
+    optim = git(repo, "show", "wf/overloads:linfit/optim.py")
+    registered = optim.index("    wp.overload(\n        momentum_step,")
+    assert optim.index("def momentum_step(") < registered < optim.index("    return increase_step, momentum_step")
