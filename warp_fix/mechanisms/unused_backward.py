@@ -100,7 +100,8 @@ class UnusedBackward(Mechanism):
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        """Per module at the place that decides its option; process-wide at the entry point (consent) when a
+        """Per module at the place that decides its option (also for a module whose kernels carry no gradient and
+        that only a tape the scan cannot follow may reach); process-wide at the entry point (consent) when a
         library owns the module or other code of the repository differentiates it."""
         final = {build.module: build for build in inputs.user_builds()}
         elsewhere = finding.details.get("differentiated_elsewhere", {})
