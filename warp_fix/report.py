@@ -48,6 +48,9 @@ class KernelSource:
     enable_backward: bool  # effective: the module's resolved options overridden by the kernel's own
     adjoint: bool  # Warp generates adjoint code for it
     created: Site | None = None  # where the kernel object was made: decorator, wp.kernel(fn) call, factory
+    # False only when no argument of it (as Warp compiled it) can hold a gradient: integer/bool values and arrays of
+    # them; older reports lack it, which means not known, hence differentiable
+    differentiable_arguments: bool = True
 
 
 @dataclass

@@ -65,6 +65,15 @@ def test_kernel_sources_and_option_sources_are_named_relative_to_the_project(tmp
     assert build.option_source("max_unroll").kind == "default"
 
 
+def test_a_kernel_recorded_without_its_argument_verdict_counts_as_differentiable(tmp_path):
+    integer_only = build_event(tmp_path, 2, module="hashing")
+    integer_only["kernel_sources"][0]["differentiable_arguments"] = False
+    write_trace(tmp_path, [build_event(tmp_path, 1), integer_only])
+    older, recorded = read_trace(tmp_path, tmp_path)[0].builds
+    assert older.kernel_sources[0].differentiable_arguments is True
+    assert recorded.kernel_sources[0].differentiable_arguments is False
+
+
 def two_builds(status="compiled", second_hash="ab" * 32) -> list[ModuleBuild]:
     def build(seq, hash_):
         return ModuleBuild(seq, 0.0, "m", hash_, "cpu", 1, status, 3.0, 2.0, {}, ["k"], [], None, None)

@@ -86,11 +86,14 @@ def kernel_source(
     options: dict[str, Any] | None = None,
     adjoint: bool = True,
     created: Site | None = None,
+    differentiable_arguments: bool = True,
 ) -> KernelSource:
-    """A kernel of a build as the tracer attributes it: by its function's file and line."""
+    """A kernel of a build as the tracer attributes it: by its function's file and line; `differentiable_arguments`
+    False for a kernel of integer/bool arguments only."""
     return KernelSource(
         key=function, file=file, line=line, function=function, qualname=function, module_kind=kind,
         options=dict(options or {}), enable_backward=adjoint, adjoint=adjoint, created=created,
+        differentiable_arguments=differentiable_arguments,
     )
 
 

@@ -47,7 +47,7 @@ class UnusedBackward(Mechanism):
             if launch.site:
                 launched_from.setdefault(launch.module, set()).add(inputs.repo_file(launch.site.file))
         anywhere = differentiated_kernels(inputs.index)
-        unused, kept, off_per_kernel, elsewhere = [], [], [], {}
+        unused, kept, off_per_kernel, elsewhere, gradient_free = [], [], [], {}, {}
         final = {build.module: build for build in inputs.user_builds()}  # the options it ended up with
         for build in final.values():
             if not _generates_adjoint(build):
@@ -58,9 +58,14 @@ class UnusedBackward(Mechanism):
                 kept.append(build.module)
                 continue
             unused.append(build.module)
-            origin = _differentiated_by(build, anywhere)
-            if origin:
-                elsewhere[build.module] = origin
+            resolved = _differentiated_by(build, anywhere)
+            if resolved:
+                elsewhere[build.module] = resolved
+            elif anywhere.unresolved:
+                unresolved = f"a tape whose launch at {anywhere.unresolved[0]} the scan cannot resolve to a kernel"
+                # what the walk could not follow may reach every module; one whose kernels take no differentiable
+                # argument passes no gradient even then (Warp warns at backward, the gradients do not change)
+                (gradient_free if _carries_no_gradient(build) else elsewhere)[build.module] = unresolved
         evidence = [runtime(f"{m}: differentiated by a tape, backward kept", None) for m in sorted(set(kept))]
         evidence += [static("wp.Tape used here", t.file, t.line) for t in inputs.index.tapes if t.in_repo]
         evidence += [runtime(f"{m}: backward already off per kernel (no adjoint code)", None) for m in off_per_kernel]
@@ -74,6 +79,9 @@ class UnusedBackward(Mechanism):
         for module in unused:
             detail = f"{module}: backward generated, no adjoint launch or tape in this run"
             evidence.append(runtime(f"{detail}; {provenance[module].describe()}", None))
+        for module, origin in gradient_free.items():
+            evidence.append(runtime(f"{module}: {origin} may reach it, but no argument of its kernels is "
+                                    "differentiable", None))
         return fired(
             self.SLUG,
             self.TITLE,
@@ -84,6 +92,7 @@ class UnusedBackward(Mechanism):
                 "modules": unused,
                 "differentiated": sorted(set(kept)),
                 "differentiated_elsewhere": elsewhere,
+                "gradient_free": gradient_free,  # module -> the unresolved tape that may reach it
                 "off_per_kernel": off_per_kernel,
                 "provenance": {m: asdict(p) for m, p in provenance.items()},
                 "repo_uses_tape": any(t.in_repo for t in inputs.index.tapes) or bool(tape_files - {None}),
@@ -91,10 +100,12 @@ class UnusedBackward(Mechanism):
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        """Per module at the place that decides its option; process-wide at the entry point (consent) when a
+        """Per module at the place that decides its option (also for a module whose kernels carry no gradient and
+        that only a tape the scan cannot follow may reach); process-wide at the entry point (consent) when a
         library owns the module or other code of the repository differentiates it."""
         final = {build.module: build for build in inputs.user_builds()}
         elsewhere = finding.details.get("differentiated_elsewhere", {})
+        gradient_free = finding.details.get("gradient_free", {})
         process_wide, library, seen = [], [], set()
         for module in finding.details.get("modules", []):
             build = final[module]
@@ -106,11 +117,12 @@ class UnusedBackward(Mechanism):
                 process_wide.append(module)
                 continue
             provenance = option_provenance(build, "enable_backward", inputs)
-            proposals = [_per_module_fix(finding, module, source, provenance, inputs)]
+            proposals = [_per_module_fix(finding, module, source, provenance, inputs, gradient_free.get(module))]
             if build.lto_builds and provenance.kind in ("factory-parameter", "decorator"):
                 # a tile module links adjoint GEMMs until its module option is off, whatever its kernels say
                 module_level = Provenance("enable_backward", build.option_source("enable_backward").kind)
-                proposals.append(_per_module_fix(finding, module, source, module_level, inputs))
+                proposals.append(_per_module_fix(finding, module, source, module_level, inputs,
+                                                 gradient_free.get(module)))
             for proposal in proposals:
                 key = repr(proposal.args) if isinstance(proposal, Fix) else proposal.reason
                 if key not in seen:
@@ -313,6 +325,49 @@ class UnusedBackward(Mechanism):
             fixes=(("config_at_entry", CONSENT),),
         ),
         Example(
+            "a wrapper runs `function(*args)` under a tape: the integer hashing module is safe per module, the float "
+            "one only process-wide",
+            case.run(
+                builds=[
+                    case.sourced(case.build("sph.hashing"), case.kernel_source(
+                        "hash_cells", "sph/hashing.py", differentiable_arguments=False,
+                    )),
+                    case.sourced(case.build("sph.density"), case.kernel_source("density", "sph/density.py")),
+                ],
+                source=case.index(
+                    files=["quickstart.py", "sph/hashing.py", "sph/density.py", "sph/autograd.py"],
+                    entry_points=[EntryPoint(kind="main_guard", file="quickstart.py")],
+                    tapes=[TapeUse(file="sph/autograd.py", line=12, function="Differentiable.forward", kind="tape")],
+                    calls=[FunctionCalls(file="sph/autograd.py", line=9, function="Differentiable.forward",
+                                         callees=["Tape"], dynamic=["13: function(*warp_args)"])],
+                    kernels=[case.kernel("hash_cells", "sph/hashing.py"), case.kernel("density", "sph/density.py")],
+                ),
+                command=("python", "quickstart.py"),
+            ),
+            FIRED,
+            fixes=(("module_options", SAFE), ("config_at_entry", CONSENT)),
+        ),
+        Example(
+            "a tape the scan follows launches the integer hashing kernel: no per-module fix, whatever its arguments",
+            case.run(
+                builds=[case.sourced(case.build("grid.hashing"), case.kernel_source(
+                    "hash_cells", "grid/hashing.py", differentiable_arguments=False,
+                ))],
+                source=case.index(
+                    files=["grid/__main__.py", "grid/hashing.py", "scripts/check.py"],
+                    entry_points=[EntryPoint(kind="main_module", file="grid/__main__.py")],
+                    tapes=[TapeUse(file="scripts/check.py", line=8, function="check", kind="tape")],
+                    calls=[FunctionCalls(file="scripts/check.py", line=5, function="check",
+                                         callees=["Tape", "launch"])],
+                    launches=[LaunchSite(file="scripts/check.py", line=9, function="check", kind="launch",
+                                         kernel="hash_cells")],
+                    kernels=[case.kernel("hash_cells", "grid/hashing.py")],
+                ),
+            ),
+            FIRED,
+            fixes=(("config_at_entry", CONSENT),),
+        ),
+        Example(
             "the only module with backward code is differentiated by an adjoint launch",
             case.run(builds=[case.build("sim")], launches=[case.launch("step", "sim", adjoint=True)]),
             RULED_OUT,
@@ -321,10 +376,21 @@ class UnusedBackward(Mechanism):
 
 
 def _per_module_fix(
-    finding: Finding, module: str, source: ModuleSource, provenance: Provenance, inputs: Inputs
+    finding: Finding,
+    module: str,
+    source: ModuleSource,
+    provenance: Provenance,
+    inputs: Inputs,
+    unresolved_tape: str | None = None,
 ) -> Proposal:
-    """The edit at the place that decides the module's enable_backward, by the module's shape."""
+    """The edit at the place that decides the module's enable_backward, by the module's shape; `unresolved_tape`:
+    a tape the scan cannot follow may reach the module, whose kernels take no differentiable argument."""
     why = f"No tape or adjoint launch touches {module} ({provenance.describe()})"
+    if unresolved_tape:
+        why = (f"No tape or adjoint launch of the measured command touches {module} ({provenance.describe()}), and "
+               f"although {unresolved_tape} may reach it, no argument of its kernels is differentiable (integer and "
+               "bool values and arrays only), so no gradient can pass through it: if a tape ever records it, Warp "
+               "logs a warning at backward and the gradients are unchanged")
     expected = f"less generated source and native compile time in {module} (untested estimate)"
     if provenance.kind == "factory-parameter":
         file, line = (provenance.call_site or ":").rsplit(":", 1)
@@ -382,15 +448,16 @@ def _generates_adjoint(build: ModuleBuild) -> bool:
 
 
 def _differentiated_by(build: ModuleBuild, anywhere: Differentiation) -> str | None:
-    """The tape or adjoint launch anywhere in the repository that reaches one of the build's kernels."""
+    """The tape or adjoint launch anywhere in the repository that the walk followed to one of the build's kernels."""
     names = {k.function.split(".")[-1] for k in build.kernel_sources}
     names |= {key.split(".")[-1].split("__locals__")[-1] for key in build.kernels}
-    origin = next((anywhere.kernels[n] for n in sorted(names) if n in anywhere.kernels), None)
-    if origin:
-        return origin
-    if anywhere.unresolved:
-        return f"a tape whose launch at {anywhere.unresolved[0]} the scan cannot resolve to a kernel"
-    return None
+    return next((anywhere.kernels[n] for n in sorted(names) if n in anywhere.kernels), None)
+
+
+def _carries_no_gradient(build: ModuleBuild) -> bool:
+    """Every kernel of the build, as the tracer saw it compiled, takes only integer/bool arguments (a report
+    without kernel sources, or without the field, knows nothing: differentiable)."""
+    return bool(build.kernel_sources) and not any(k.differentiable_arguments for k in build.kernel_sources)
 
 
 def _files_of(build: ModuleBuild, inputs: Inputs) -> list[str]:

@@ -132,4 +132,31 @@ def kernel_source(tracer, module_name: str, kernel, module_options: dict) -> dic
         # codegen emits the adjoint when enable_backward is on and the entry point uses Warp's ABI
         "adjoint": enable_backward and effective.get("entry_point_abi", "warp") == "warp",
         "created": origin.get("created"),
+        "differentiable_arguments": differentiable_arguments(tracer.warp, kernel),
     }
+
+
+def differentiable_arguments(warp, kernel) -> bool:
+    """Whether any argument of the kernel, as Warp compiled it (`adj.args`), can hold a gradient.
+
+    Tape.backward passes gradients only through arrays' `.grad` (and structs of arrays), and Warp's native adjoints
+    of integer and bool values accumulate nothing, so a kernel of integer/bool scalars, vectors, matrices and arrays
+    cannot move a gradient. Anything else counts as differentiable: floats, generic or unreadable types, and uint64,
+    the type of Mesh/Volume/BVH/HashGrid ids, whose own arrays a query's adjoint may reach.
+    """
+    try:
+        types = warp._src.types
+        return any(_may_carry_gradient(types, arg.type) for arg in kernel.adj.args)
+    except Exception:
+        return True
+
+
+def _may_carry_gradient(types, annotation) -> bool:
+    dtype = annotation.dtype if types.is_array(annotation) else annotation  # any array kind and dimension
+    if types.type_is_struct(dtype):
+        return any(_may_carry_gradient(types, field.type) for field in dtype.vars.values())
+    if types.type_is_composite(dtype):  # vectors and matrices of integers (wp.vec3i) carry none either
+        dtype = types.type_scalar_type(dtype)
+    if dtype is bool or dtype is types.bool:
+        return False
+    return not types.type_is_int(dtype) or dtype is types.uint64
