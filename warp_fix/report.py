@@ -100,6 +100,9 @@ class ModuleBuild:
     module_kind: str = ""  # the kernels' common module_kind, "mixed", or "" when not recorded
     adjoint_kernels: int | None = None  # kernels Warp generates adjoint code for; None: not recorded
     option_sources: dict[str, OptionSource] = field(default_factory=dict)  # option key -> set by; else default
+    # "kernel_key[arg types]" -> the instance's own key, for generic instances code renamed (a library naming its
+    # specialisations): the key is part of the module's identity, so a rename after a build rebuilds it
+    renamed_instances: dict[str, str] = field(default_factory=dict)
 
     def option_source(self, key: str) -> OptionSource:
         return self.option_sources.get(key, OptionSource("default", None))

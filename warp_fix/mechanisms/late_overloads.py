@@ -19,6 +19,11 @@ def _instances(module_build: ModuleBuild, *generics: str) -> ModuleBuild:
     return module_build
 
 
+def _renamed(module_build: ModuleBuild, renamed: dict[str, str]) -> ModuleBuild:
+    module_build.renamed_instances = renamed
+    return module_build
+
+
 def _factory_step(**kernel_fields: Any) -> Inputs:
     """warp-nn's shape: the generic `step` made by `_create_kernels()` gets its float64 instance after the build."""
     key = "_create_kernels__locals__step"
@@ -96,6 +101,17 @@ class LateOverloads(Mechanism):
                     f"generic kernel {kernel} ({file}:{generic['line']}) is defined {generic['definitions']} times "
                     f"in {factory}(): the run's instances cannot be told apart by definition",
                 )
+            elif generic.get("renamed"):
+                instance, name = next(iter(generic["renamed"].items()))
+                maker = generic.get("renamed_by")
+                yield NotProposed(
+                    finding.slug,
+                    f"generic kernel {kernel}'s instance {instance} is renamed {name} after it is created"
+                    + (f" by {maker}" if maker else "")
+                    + ": registered up front it would enter the first build under Warp's name and be renamed after "
+                    "it, so the module would still build twice"
+                    + (f"; calling {maker.split(' (')[0]} for its types at import would name it in time" * bool(maker)),
+                )
             elif generic["unreadable"] or not generic["overloads"]:
                 yield NotProposed(
                     finding.slug,
@@ -146,6 +162,28 @@ class LateOverloads(Mechanism):
             ),
             FIRED,
             fixes=(("register_overloads", SAFE),),
+        ),
+        Example(
+            "a library's getter creates the instance and renames it (nvalchemi's `set_fn_name`): registering it up "
+            "front would not keep its name, so no fix",
+            case.run(
+                builds=[
+                    _instances(case.build("utils"), "inv[a1f4_f4]"),
+                    _renamed(
+                        _instances(
+                            case.sourced(case.build("utils"), case.kernel_source("inv", "utils.py", 9)),
+                            "inv[a1f4_f4]",
+                            "inv[a1f8_f8]",
+                        ),
+                        {"inv[a1f8_f8]": "inv__f64"},
+                    ),
+                ],
+                rebuilds=[case.rebuild("utils", "generic-instance", "new generic instance inv[a1f8_f8] by a launch")],
+                source=case.index(files=["utils.py"], kernels=[case.kernel("inv", "utils.py", is_generic=True)]),
+            ),
+            FIRED,
+            fixes=(),
+            declined="is renamed inv__f64 after it is created: registered up front",
         ),
         Example(
             "a generic kernel made inside a factory (warp-nn's Adam step): registered inside the factory",
@@ -232,8 +270,17 @@ def _generic(key: str, module: str, inputs: Inputs) -> dict[str, Any]:
             overloads.append(types)
     if kernel is None or not kernel.in_repo:
         return {"key": key, "name": key, "file": None}
+    renamed = {
+        instance: name
+        for b in trace.builds
+        if b.module == module
+        for instance, name in b.renamed_instances.items()
+        if instance.partition("[")[0] == key
+    }
     return {
         "key": key,
+        "renamed": renamed,
+        "renamed_by": _overload_site(trace, key),
         "name": kernel.name,
         "file": kernel.file,
         "line": kernel.line,
@@ -247,6 +294,12 @@ def _generic(key: str, module: str, inputs: Inputs) -> dict[str, Any]:
         "overloads": overloads,
         "unreadable": unreadable,
     }
+
+
+def _overload_site(trace, key: str) -> str:
+    """The function that created the instances with wp.overload (a library's lazy getter), if traced."""
+    sites = [o.site for o in trace.overloads if o.kernel == key and o.site is not None]
+    return f"{sites[-1].function}() ({sites[-1].file}:{sites[-1].line})" if sites else ""
 
 
 def _type_expression(code: str) -> str | None:

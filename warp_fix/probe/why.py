@@ -88,6 +88,7 @@ def _reasons(trace: Trace, previous: ModuleBuild, build: ModuleBuild, history) -
     reasons += _kernel_changes(trace, previous, build)
     reasons += _option_changes(trace, previous, build)
     reasons += _generic_changes(trace, previous, build)
+    reasons += _renamed_instances(previous, build)
     if not reasons:
         reasons.append(_unexplained(trace, previous, build))
     return reasons
@@ -157,6 +158,18 @@ def _generic_changes(trace: Trace, previous: ModuleBuild, build: ModuleBuild) ->
         reasons.append(
             RebuildReason("generic-instance", f"new generic instance {instance} by a launch", build.site)
         )
+    return reasons
+
+
+def _renamed_instances(previous: ModuleBuild, build: ModuleBuild) -> list[RebuildReason]:
+    """Instances present in both builds whose key changed in between (e.g. a library's `fn.key = name`)."""
+    reasons = []
+    for instance in sorted(set(previous.generics) & set(build.generics)):
+        old = previous.renamed_instances.get(instance, instance.split("[")[0])
+        new = build.renamed_instances.get(instance, instance.split("[")[0])
+        if old != new:
+            detail = f"generic instance {instance} renamed {old} -> {new} after the previous build"
+            reasons.append(RebuildReason("instance-renamed", detail, build.site))
     return reasons
 
 

@@ -115,6 +115,7 @@ def _record_load(tracer, module, device, args, kwargs, before, result, status, s
     elif isinstance(getattr(module, "options", None), dict):  # older releases: the module's own options
         options = {k: plain(v) for k, v in module.options.items()}
     kernels, generics, sources = [], [], []
+    renamed: dict[str, str] = {}  # "generic_key[sig]" -> the instance's own key, where code renamed it
     if hasattr(module, "_get_live_kernels"):
         live = module._get_live_kernels()
     else:  # older releases keep only the latest kernel per key
@@ -123,12 +124,16 @@ def _record_load(tracer, module, device, args, kwargs, before, result, status, s
         parent = getattr(kernel, "generic_parent", None)
         if parent is not None:
             generics.append(f"{parent.key}[{getattr(kernel, 'sig', '')}]")
+            if getattr(kernel, "key", parent.key) != parent.key:
+                renamed[generics[-1]] = kernel.key
         else:
             sources.append(kernel_source(tracer, module.name, kernel, options))
             if not getattr(kernel, "is_generic", False):
                 kernels.append(kernel.key)
         for instance in getattr(kernel, "overloads", {}).values():
             generics.append(f"{kernel.key}[{getattr(instance, 'sig', '')}]")
+            if getattr(instance, "key", kernel.key) != kernel.key:
+                renamed[generics[-1]] = instance.key
     sources.sort(key=lambda k: (k["key"], k["file"], k["line"]))
     kinds = {k["module_kind"] for k in sources}
     device_name = str(getattr(result, "device", None) or device)
@@ -146,6 +151,7 @@ def _record_load(tracer, module, device, args, kwargs, before, result, status, s
         options=options,
         kernels=sorted(set(kernels)),
         generics=sorted(set(generics)),
+        renamed_instances=dict(sorted(renamed.items())),
         cache_dir=str(getattr(tracer.warp.config, "kernel_cache_dir", None)),
         site=site,
         thread=threading.current_thread().name,
