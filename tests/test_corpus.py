@@ -93,7 +93,7 @@ def test_a_kept_commit_on_a_file_the_expectation_does_not_name_is_rejected():
 
 def test_an_expected_report_without_edit_is_met_by_a_stated_reason_naming_its_file():
     alchemi = next(s for s in SCENARIOS if s.name == "alchemi-neighbor-list-cpu")
-    (want,) = [f for f in alchemi.expect.fixes if f.codemod == "none"]
+    want = next(f for f in alchemi.expect.fixes if f.codemod == "none")
     outcome = _outcome([want.slug], [])
     missing = f"missing fix: {want.slug} none/advisory on {want.target}"
     assert missing in corpus.disagreements(alchemi, outcome)
