@@ -172,13 +172,29 @@ def slow_repo(tmp_path):
     return repo
 
 
+def wait_for_measured_child(repo: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Until a process runs inside one of apply's worktrees: the baseline measurement is under way."""
+    worktrees = [line.split()[0] for line in git(repo, "worktree", "list").splitlines()[1:]]
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for proc_dir in Path("/proc").glob("[0-9]*"):
+            with contextlib.suppress(OSError):
+                if any(os.readlink(proc_dir / "cwd").startswith(w) for w in worktrees):
+                    return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("apply never started measuring")
+
+
 def test_ctrl_c_mid_run_leaves_the_checkout_and_removes_the_empty_branch(slow_repo):
     before = checkout_snapshot(slow_repo)
     proc = start_apply(slow_repo, "wf/int")
     wait_for_worktrees(slow_repo, proc)
+    wait_for_measured_child(slow_repo, proc)
+    assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr, stderr + stdout
     assert "no fix was kept before the interrupt: no branch was left (wf/int is free again)" in stderr
     assert checkout_snapshot(slow_repo) == before
     assert "warp-fix-apply-" not in git(slow_repo, "worktree", "list")

@@ -161,6 +161,7 @@ def test_apply_keeps_backward_off_in_warps_own_wave_example(tmp_path):
     (kept,) = result.ledger.of(KEPT)
     assert (kept.slug, kept.title) == ("unused-backward", "Turn off backward code in __main__")
     diff = git(repo, "diff", "main", "wf/startup")
-    changed = [line for line in diff.splitlines()[4:] if line.startswith(("+", "-"))]
-    assert changed == ['+wp.set_module_options({"enable_backward": False})']
-    assert 'import warp.render\n+wp.set_module_options({"enable_backward": False})' in diff  # after the imports
+    changed = [line for line in diff.splitlines()[4:] if line.startswith(("+", "-")) and line.strip() not in "+-"]
+    assert changed == ['+wp.set_module_options({"enable_backward": False})']  # and a blank line, nothing else
+    after = git(repo, "show", "wf/startup:example_wave.py")
+    assert 'import warp.render\n\nwp.set_module_options({"enable_backward": False})\n' in after  # after the imports

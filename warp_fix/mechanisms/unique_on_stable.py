@@ -81,7 +81,7 @@ class UniqueOnStable(Mechanism):
             elif kernel.chosen_by:
                 optional.append(entry)
                 evidence.append(
-                    static(f"{kernel.name} is made only when {', '.join(kernel.chosen_by)} selects it: optional",
+                    static(f"{kernel.name} is made only in a branch on {', '.join(kernel.chosen_by)}: optional",
                            kernel.file, kernel.line)
                 )
             # A factory called only at import time makes a fixed set of kernels before any launch, whatever its
@@ -302,8 +302,8 @@ def _named(item: dict) -> str:
 def _optional_reason(item: dict) -> str:
     where = f"{item['factory']}()" if item["factory"] else item["file"]
     return (
-        f"{_named(item)} is optional: {where} makes it only when "
-        f"{', '.join(item['chosen_by'])} selects it, so only some runs build it; in a module every run builds, "
+        f"{_named(item)} is optional: {where} makes it only in a branch on "
+        f"{', '.join(item['chosen_by'])}, so only some runs build it; in a module every run builds, "
         "every run would compile it. Left alone"
     )
 
