@@ -14,7 +14,7 @@ import pytest
 from tests.apply.conftest import PIPELINE, PYTHON, checkout_snapshot, git, init_repo
 from warp_fix.apply import branch_log, build_request, run_apply
 from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT
-from warp_fix.compare import INCONCLUSIVE, INVALID
+from warp_fix.compare import INCONCLUSIVE, INVALID, REGRESSED
 from warp_fix.model import ADVISORY, CONSENT, SAFE, Fix, Plan
 
 BRANCH = "wf/startup"
@@ -130,7 +130,8 @@ def test_fix_changing_effective_options_is_invalid(applied):
 
 def test_fix_without_measurable_gain_is_dropped_with_its_numbers(applied):
     dropped = entry(applied[2], "F4")
-    assert dropped.outcome == DROPPED and dropped.numbers.verdict == INCONCLUSIVE
+    # nothing changes, so timing decides: INCONCLUSIVE, or REGRESSED when a loaded machine's noise leaves the band
+    assert dropped.outcome == DROPPED and dropped.numbers.verdict in (INCONCLUSIVE, REGRESSED)
     assert dropped.numbers.structure["identities"][0] == dropped.numbers.structure["identities"][1]
     assert dropped.numbers.timing_of("compile elapsed").n_before == 3  # a timing claim: 3 per arm
 

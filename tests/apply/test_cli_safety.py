@@ -142,6 +142,8 @@ def test_dry_run_prints_the_plan_and_makes_no_branch(nondeterministic_repo):
 
 
 def start_apply(repo: Path, branch: str) -> subprocess.Popen:
+    """apply as a terminal starts it: SIGINT at its default, even when this test run was started in the
+    background (a shell's `cmd &` ignores SIGINT, and the ignored disposition is inherited)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
         [PYTHON, "-m", "warp_fix", "apply", "--branch", branch, "--samples", "1", "--", PYTHON, "app.py"],
@@ -150,6 +152,7 @@ def start_apply(repo: Path, branch: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
