@@ -44,6 +44,14 @@ def init_repo(path: Path, files: dict[str, str], identity: bool = True) -> Path:
     return path
 
 
+def fixture_repo(root: Path, name: str) -> Path:
+    """A repository holding the fixture app's committed files (not the caches a local run left next to them)."""
+    fixtures = REPO / "fixtures"
+    tracked = git(fixtures, "ls-files", name).splitlines()
+    files = {Path(path).relative_to(name).as_posix(): (fixtures / path).read_text() for path in tracked}
+    return init_repo(root / name, files)
+
+
 def checkout_snapshot(repo: Path) -> dict[str, str]:
     """Everything a user could notice: HEAD, branch, index, status, and the bytes of every file."""
     files = {}

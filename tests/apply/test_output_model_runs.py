@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.apply.conftest import PYTHON, git, init_repo
+from tests.apply.conftest import PYTHON, fixture_repo, git
 from tests.conftest import FIXTURES
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import KEPT
@@ -17,13 +17,6 @@ from warp_fix.compare import INVALID, compare
 from warp_fix.probe import measure
 
 pytestmark = pytest.mark.slow
-
-
-def fixture_repo(root: Path, name: str) -> Path:
-    """A repository holding the fixture's committed files (not the caches a local run left next to them)."""
-    tracked = git(FIXTURES, "ls-files", name).splitlines()
-    files = {Path(path).relative_to(name).as_posix(): (FIXTURES / path).read_text() for path in tracked}
-    return init_repo(root / name, files)
 
 
 def apply_fixture(root: Path, name: str, package: str):

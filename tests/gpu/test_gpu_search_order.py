@@ -2,8 +2,9 @@
 
 The fixture `gpu_overloads` launches generic kernels at two CUDA block sizes and instantiates new types after
 its module loaded (3 identities). `lerp_into` runs at 128 and 256, so a split by block size would make three
-modules and leave the late instances' rebuilds; measured here, keeping that split first ended at 3 identities
-while the overloads alone reach 2: one build per block size with every instance registered. The split is not
+modules and leave the late instances' rebuilds. Measured here while the split was still proposed: the order
+that tried it first kept it and not the overloads, the other order kept the overloads alone and reached 2
+identities: one build per block size with every instance registered. The split is not
 proposed for that shape, and the planner's order must not matter. Run on a GPU machine with
 `python -m pytest -q tests/gpu`.
 """

@@ -9,26 +9,11 @@ from __future__ import annotations
 
 import shlex
 
-import pytest
-
-from tests.apply.conftest import PYTHON, git, init_repo
-from tests.conftest import FIXTURES
+from tests.apply.conftest import PYTHON, fixture_repo, git
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import KEPT
 from warp_fix.model import SAFE, Fix
-from warp_fix.plan import group_fixes, make_plan
-
-
-@pytest.fixture(scope="module")
-def plan_of(measured):
-    plans = {}
-
-    def get(name: str):
-        if name not in plans:
-            plans[name] = make_plan(measured(name), FIXTURES / name)
-        return plans[name]
-
-    return get
+from warp_fix.plan import group_fixes
 
 
 def fixes(plan, slug: str) -> list[Fix]:
@@ -156,7 +141,7 @@ def test_one_place_edits_for_one_module_are_one_fix_with_each_place():
 def test_merging_two_or_three_modules_is_kept_as_one_commit(tmp_path):
     """apply for real: the three stages of one lifecycle become one module; one commit, fewer identities (up to 3
     samples per arm, so a structural win that a noisy CPU's timing contradicts is measured again)."""
-    repo = _fixture_repo(tmp_path, "lifecycle_modules", "grading")
+    repo = fixture_repo(tmp_path, "lifecycle_modules")
     request = build_request(
         command=[PYTHON, "-m", "grading"], cwd=repo, branch="wf/layout", samples=3, only=["granular-modules"],
         test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
@@ -174,7 +159,7 @@ def test_merging_two_or_three_modules_is_kept_as_one_commit(tmp_path):
 def test_two_factories_given_one_module_are_one_commit(tmp_path):
     """apply for real: the drop_unique fix naming both stage factories lands as one commit; the optional shader
     file is never edited."""
-    repo = _fixture_repo(tmp_path, "plugin_dispatch", "shading")
+    repo = fixture_repo(tmp_path, "plugin_dispatch")
     request = build_request(
         command=[PYTHON, "-m", "shading"], cwd=repo, branch="wf/layout", samples=3, only=["unique-on-stable"],
         test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
@@ -191,7 +176,7 @@ def test_two_factories_given_one_module_are_one_commit(tmp_path):
 def test_optional_kernel_moved_to_module_scope_is_kept_as_one_build(tmp_path):
     """apply for real: the async mode's late kernel moves to module scope; its module is built once, and the
     fixture's tests (both modes) pass."""
-    repo = _fixture_repo(tmp_path, "optional_shared_module", "harvest")
+    repo = fixture_repo(tmp_path, "optional_shared_module")
     request = build_request(
         command=[PYTHON, "-m", "harvest"], cwd=repo, branch="wf/layout", samples=3, only=["kernel-after-load"],
         test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
@@ -205,9 +190,3 @@ def test_optional_kernel_moved_to_module_scope_is_kept_as_one_build(tmp_path):
     assert moved.index("def advance_heads") < moved.index("class Recorder")
 
 
-def _fixture_repo(tmp_path, fixture: str, name: str):
-    """A git repository holding a copy of the fixture app (its sources, tests and pyproject.toml)."""
-    source = FIXTURES / fixture
-    files = {p.relative_to(source).as_posix(): p.read_text() for p in source.rglob("*.py")}
-    files["pyproject.toml"] = (source / "pyproject.toml").read_text()
-    return init_repo(tmp_path / name, files)

@@ -24,18 +24,6 @@ def fixes(plan, slug: str):
     return [f for f in plan.fixes if f.slug == slug]
 
 
-@pytest.fixture(scope="module")
-def plan_of(measured):
-    plans = {}
-
-    def get(name: str):
-        if name not in plans:
-            plans[name] = make_plan(measured(name), FIXTURES / name)
-        return plans[name]
-
-    return get
-
-
 def test_helper_made_per_run_cache_dir_is_discarded_by_the_runs_own_evidence(plan_of):
     plan = plan_of("helper_cache_dir")
     found = finding(plan, "cache-discarded")

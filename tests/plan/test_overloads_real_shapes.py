@@ -7,7 +7,7 @@ import shlex
 
 import pytest
 
-from tests.apply.conftest import git, init_repo
+from tests.apply.conftest import fixture_repo, git
 from tests.conftest import FIXTURES, PYTHON
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import KEPT
@@ -45,10 +45,7 @@ def test_the_overload_is_registered_inside_the_factory(plan):
 
 
 def test_apply_keeps_the_overload_with_one_build_of_the_module_and_the_same_output(tmp_path):
-    source = FIXTURES / "factory_overloads"
-    files = {p.relative_to(source).as_posix(): p.read_text() for p in source.rglob("*.py")}
-    files["pyproject.toml"] = (source / "pyproject.toml").read_text()
-    repo = init_repo(tmp_path / "linfit", files)
+    repo = fixture_repo(tmp_path, "factory_overloads")
     request = build_request(
         command=[PYTHON, "-m", "linfit"], cwd=repo, branch="wf/overloads", samples=1, only=["late-overloads"],
         test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",

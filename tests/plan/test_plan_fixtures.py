@@ -4,23 +4,9 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
 from tests.conftest import FIXTURES
 from warp_fix.model import CONSENT, SAFE
 from warp_fix.plan import make_plan
-
-
-@pytest.fixture(scope="module")
-def plan_of(measured):
-    plans = {}
-
-    def get(name: str):
-        if name not in plans:
-            plans[name] = make_plan(measured(name), FIXTURES / name)
-        return plans[name]
-
-    return get
 
 
 def status(plan, slug: str) -> str:
