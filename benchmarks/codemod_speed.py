@@ -88,6 +88,11 @@ def generate(lines: int) -> tuple[str, dict[str, dict]]:
             "groups": {k: f"g{j % 2}" for j, k in enumerate(kernels)},
             "options": {"fast_math": True},
         },
+        "split_by_options": {
+            "kernels": [k for j, k in enumerate(kernels) if j % 3 == 1],
+            "module": "no_mathdx",
+            "options": {"enable_mathdx_gemm": False},
+        },
         "merge_modules": {"kernels": kernels, "module": "all"},
         "register_overloads": {"kernel": "k1", "overloads": [["wp.array(dtype=wp.float32)"] * 2]},
         "keep_cache": {"lines": [cache_line]},

@@ -6,8 +6,8 @@ developer's checkout (a fresh git repository holding the package's own source), 
 user would (measure, plan, optionally apply) and checks the plan against the expectation in the scenario file.
 A disagreement is a bug report against warp-fix, not against the expectation.
 
-    python benchmarks/corpus.py [--only NAME ...] [--apply] [--samples N] [--json FILE] [--device cpu|cuda|all]
-                                [--wheels DIR]
+    python benchmarks/corpus.py [--only NAME ...] [--apply [--apply-only SLUG ...]] [--samples N] [--json FILE]
+                                [--device cpu|cuda|all] [--wheels DIR]
 
 Offline (a machine with no package index): `--wheels DIR` (or the directories in PIP_FIND_LINKS) holds the
 scenarios' project wheels and any Python package warp-fix or a scenario needs that is not importable; those are
@@ -337,10 +337,14 @@ def measure_and_plan(scenario: Scenario, repo: Path, work: Path, samples: int, o
     outcome.not_proposed = plan["not_proposed"]
 
 
-def apply_fixes(scenario: Scenario, repo: Path, work: Path, samples: int, outcome: Outcome) -> None:
+def apply_fixes(
+    scenario: Scenario, repo: Path, work: Path, samples: int, outcome: Outcome, only: list[str] | None = None
+) -> None:
     ledger_path = work / f"{scenario.name}.ledger.json"
     args = ["apply", "--branch", APPLY_BRANCH, "--cwd", str(repo), "--json", str(ledger_path)]
     args += ["--samples", str(samples), "--timeout", str(scenario.timeout)]
+    if only:
+        args += ["--only", *only]
     if scenario.test:
         args += ["--test", scenario.test.replace("python ", f"{sys.executable} ")]
     done = _warp_fix([*args, "--", *_argv(scenario.command)], repo, 3600)
@@ -422,7 +426,13 @@ def _fix_matches(fix: dict[str, Any], want: ExpectedFix) -> bool:
 
 
 def run_scenario(
-    scenario: Scenario, work: Path, samples: int, with_apply: bool, console: Console, wheels: Wheels | None = None
+    scenario: Scenario,
+    work: Path,
+    samples: int,
+    with_apply: bool,
+    console: Console,
+    wheels: Wheels | None = None,
+    apply_only: list[str] | None = None,
 ) -> Outcome:
     outcome = Outcome(scenario.name, scenario.device, scenario.command)
     started = time.monotonic()
@@ -435,7 +445,7 @@ def run_scenario(
         outcome.disagreements = disagreements(scenario, outcome)
         if with_apply:
             console.print(f"[bold]{scenario.name}[/]: apply")
-            apply_fixes(scenario, repo, work, samples, outcome)
+            apply_fixes(scenario, repo, work, samples, outcome, apply_only)
             outcome.disagreements = disagreements(scenario, outcome)
     except CorpusError as exc:
         outcome.error = str(exc)
@@ -481,6 +491,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append", metavar="NAME", help="run this scenario (repeatable)")
     parser.add_argument("--apply", action="store_true", help="also run apply on a branch of each staged checkout")
+    parser.add_argument(
+        "--apply-only",
+        action="append",
+        metavar="SLUG",
+        help="apply tries only fixes of this mechanism or id (repeatable; to fit a run into a time limit)",
+    )
     parser.add_argument("--samples", type=int, default=3, help="cold+warm pairs for measure and apply (default 3)")
     parser.add_argument("--device", choices=("cpu", "cuda", "all"), default="all", help="scenarios of this device")
     parser.add_argument("--json", metavar="FILE", help="write every outcome here")
@@ -510,7 +526,9 @@ def main(argv: list[str] | None = None) -> int:
         except CorpusError as exc:
             console.print(f"error: warp-fix {exc}")
             return 2
-        outcomes = [run_scenario(s, work, args.samples, args.apply, console, wheels) for s in scenarios]
+        outcomes = [
+            run_scenario(s, work, args.samples, args.apply, console, wheels, args.apply_only) for s in scenarios
+        ]
     print_table(outcomes, console)
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(o) | {"agrees": o.agrees} for o in outcomes], indent=1) + "\n")

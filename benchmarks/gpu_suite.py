@@ -4,8 +4,9 @@
 
 Each fixture is copied into a fresh git repository (apply needs one). Consent
 mechanisms that the GPU issue asks to exercise are allowed explicitly, except
-MathDx: apply measures it both ways (build and steady-state kernel time) and
-offers it, which is what the table shows. `WARP_FIX_SUITE_OUT=DIR` also writes
+MathDx on `gpu_mathdx`: apply measures it both ways (build and steady-state
+kernel time) and offers it, which is what the table shows; on `gpu_mathdx_split`
+it is allowed, to show which kernel's move is kept. `WARP_FIX_SUITE_OUT=DIR` also writes
 the reports, plans, ledgers and rows there.
 """
 
@@ -28,12 +29,18 @@ FIXTURES = {  # name: (package, run apply, measure kernel time)
     "gpu_serial": ("stages", True, False),
     "gpu_dominant": ("solver", True, False),
     "gpu_mathdx": ("spectra", True, True),
+    "gpu_mathdx_split": ("gemms", True, True),
     "gpu_lto_clear": ("tiles", True, False),
 }
 ALLOW = ["serial-builds", "unused-backward", "late-module-options"]
 # The tile fixture's cold build takes about a minute a run: apply tries only the mechanism the GPU issue
 # asks about, so that one device call (10 minutes) holds its measure, plan and apply.
 ONLY = {"gpu_tile_backward": ["unused-backward"], "gpu_lto_clear": ["cache-discarded"]}
+# The MathDx split is the consent fix this fixture exists for: allowed, so the table shows what is kept (the f32
+# move) and what is only offered (the f16 move). Each of its cold runs links two MathDx GEMMs (~36 s), so its
+# apply takes one sample per arm to fit one device call; the kernel-time differences it decides on are 2x or 1x.
+FIXTURE_ALLOW = {"gpu_mathdx_split": ["mathdx-lto"]}
+SAMPLES = {"gpu_mathdx_split": "1"}
 
 
 def warp_fix(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -73,10 +80,11 @@ def run_fixture(name: str, package: str, apply: bool, kernel_time: bool, parent:
         fired = [f["slug"] for f in plan["findings"] if f["status"] == "fired"]
     row["fired"] = fired
     if apply and report:
-        allow = [a for a in ALLOW if a in fired]
+        allow = [a for a in ALLOW if a in fired] + FIXTURE_ALLOW.get(name, [])
         only = ["--only", *ONLY[name]] if name in ONLY else []
-        applied = warp_fix("apply", "--branch", "wf/gpu", "--samples", "3", *(["--allow", *allow] if allow else []),
-                           *only, *command, cwd=repo)
+        samples = SAMPLES.get(name, "3")
+        allowed = ["--allow", *allow] if allow else []
+        applied = warp_fix("apply", "--branch", "wf/gpu", "--samples", samples, *allowed, *only, *command, cwd=repo)
         print(applied.stdout[-8000:], applied.stderr[-2000:], sep="\n", flush=True)
         ledger_file = repo / ".git" / "warp-fix" / "wf" / "gpu.json"
         if ledger_file.exists():

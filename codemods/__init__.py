@@ -31,6 +31,7 @@ from .module_options import ModuleOptions
 from .preload import Preload
 from .register_overloads import RegisterOverloads
 from .split_by_block_dim import SplitByBlockDim
+from .split_by_options import SplitByOptions
 
 REGISTRY: dict[str, type[WarpCodemod]] = {
     cls.NAME: cls
@@ -40,6 +41,7 @@ REGISTRY: dict[str, type[WarpCodemod]] = {
         KernelsToModuleScope,
         DropUnique,
         SplitByBlockDim,
+        SplitByOptions,
         MergeModules,
         RegisterOverloads,
         KeepCache,

@@ -72,6 +72,7 @@ class LtoBuild:
     site: Site | None
     symbol: str = ""  # Warp's LTO symbol (`dot_<M>_<N>_<K>_...`): the same symbol is the same artifact
     compiled: bool | None = None  # False: from Warp's LTO cache; None: not known
+    kernel: str = ""  # key of the kernel whose code generation asked for it; "" when not known
 
 
 @dataclass

@@ -40,6 +40,7 @@ def test_registry_has_every_fix_family() -> None:
             "kernels_to_module_scope",
             "drop_unique",
             "split_by_block_dim",
+            "split_by_options",
             "merge_modules",
             "module_options",
             "register_overloads",

@@ -353,8 +353,13 @@ class ApplySession:
         self.clock.charge(verdict, probe_calls)
         if verdict != IMPROVED:
             return self._drop(entry, "; ".join([why, *arms.comparison.reasons]))
+        if fix.measure_kernels and _kernels_slower(entry.numbers):
+            return self._offer(
+                fix, entry, "kernels slower beyond the noise band: {trade}; a trade of run time for start time is "
+                "offered, not committed, with or without --allow"
+            )
         if self.gate.offers_only(fix):
-            return self._offer(fix, entry)
+            return self._offer(fix, entry, "needs consent: {trade}; rerun with --allow " + fix.slug + " to keep it")
         message = commit_message(fix, entry.numbers, entry.tests, arms.stop.why)
         entry.commit = commit_files(self.workspace.candidate_git, entry.files, message)
         entry.outcome = KEPT
@@ -366,15 +371,14 @@ class ApplySession:
         self.say(f"  kept {entry.commit[:10]}: {entry.numbers.summary()}")
         return entry
 
-    def _offer(self, fix: Fix, entry: Entry) -> Entry:
-        """Measured better at startup, but it costs kernel time: both numbers go to the user, not a commit."""
+    def _offer(self, fix: Fix, entry: Entry, why: str) -> Entry:
+        """Measured better at startup, but it may cost kernel time: both numbers go to the user, not a commit.
+        `why` may hold `{trade}`: the build and kernel-time lines."""
         self.workspace.discard_candidate_edits()
         entry.outcome = OFFERED
         numbers = entry.numbers
         trade = [t for t in (numbers.timing_of("cold module work"), numbers.timing_of(KERNEL_METRIC)) if t]
-        entry.reason = (
-            "needs consent: " + "; ".join(t.line() for t in trade) + f"; rerun with --allow {fix.slug} to keep it"
-        )
+        entry.reason = why.replace("{trade}", "; ".join(t.line() for t in trade))
         self.say(f"  {entry.outcome}: {entry.reason}")
         return entry
 
@@ -495,6 +499,12 @@ def _baseline_numbers(report: Report) -> dict:
 def _difference(report: Report) -> str:
     profile = report.output.profile
     return profile.text_difference if profile and profile.text_difference else "first difference not recorded"
+
+
+def _kernels_slower(numbers: Numbers) -> bool:
+    """The steady-state kernel time got worse by more than its noise band."""
+    kernel = numbers.timing_of(KERNEL_METRIC)
+    return kernel is not None and kernel.significant and kernel.delta_ms > 0
 
 
 def _last_line(text: str) -> str:

@@ -25,6 +25,7 @@ from warp_fix.report import Report
 # change builds and before those that only overlap them.
 CLASSES: dict[str, tuple[int, str]] = {
     "split_by_block_dim": (0, "splits a module"),
+    "split_by_options": (0, "splits a module"),
     "hoist_options": (1, "removes rebuilds"),
     "kernels_to_module_scope": (1, "removes rebuilds"),
     "keep_cache": (1, "removes rebuilds"),

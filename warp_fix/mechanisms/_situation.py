@@ -18,6 +18,7 @@ from warp_fix.report import (
     KernelSource,
     Launch,
     LoadCall,
+    LtoBuild,
     ModuleBuild,
     OptionChange,
     Output,
@@ -154,6 +155,11 @@ def load_call(devices: Sequence[str], max_workers: int | None, *, site: Site | N
     )
 
 
+def lto(module: str, kernel: str, kind: str = "dot", *, ms: float = 2000.0) -> LtoBuild:
+    """A MathDx LTO build that `kernel`'s code generation asked for while `module` loaded."""
+    return LtoBuild(seq=0, kind=kind, module=module, ms=ms, site=None, symbol=f"{kind}_{kernel}", kernel=kernel)
+
+
 def tape(site: Site | None = None) -> TapeUse:
     return TapeUse(seq=0, kind="tape", site=site)
 
@@ -204,6 +210,7 @@ def run(
     kernel_defs: Sequence[KernelDef] = (),
     load_calls: Sequence[LoadCall] = (),
     tapes: Sequence[TapeUse] = (),
+    lto_builds: Sequence[LtoBuild] = (),
     cuda_toolkit: str = "",
     source: SourceIndex | None = None,
     command: Sequence[str] = ("python", "-m", "app"),
@@ -222,7 +229,7 @@ def run(
     trace = Trace(
         builds=list(builds), launches=list(launches), launch_count=len(launches),
         option_changes=list(option_changes), cache_ops=list(cache_ops), kernel_defs=list(kernel_defs),
-        tapes=list(tapes), load_calls=list(load_calls), cuda_toolkit=cuda_toolkit,
+        tapes=list(tapes), load_calls=list(load_calls), cuda_toolkit=cuda_toolkit, lto_builds=list(lto_builds),
     )
     report = Report(
         schema_version=SCHEMA_VERSION, command=list(command), cwd=ROOT, label=None, warp_version="1.19.0",

@@ -1,16 +1,26 @@
 """CS-7: MathDx link-time-optimised code that may not pay for its build.
 
-Turning MathDx off makes the build cheaper and the kernel slower (an f16 GEMM ran ~2.9x faster with it),
-so the finding only names the modules and what their builds cost; apply measures both ways."""
+Turning MathDx off makes the build cheaper and may make the kernel slower (on the H200 an f16 tile GEMM ran
+3.6x faster with it, an f32 one no faster), so the finding only names the modules and what their builds cost;
+apply measures both ways. A module whose LTO builds come from several kernels is split by kernel instead:
+each such kernel is tried in a module of its own without MathDx, so the kernels it pays for keep it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._attribution import LIBRARY, module_options_target, module_source
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import fired, in_repo, not_applicable, option_origin, ruled_out
+from warp_fix.mechanisms._common import (
+    fired,
+    in_repo,
+    module_scope_options,
+    not_applicable,
+    option_origin,
+    ruled_out,
+)
 from warp_fix.model import CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, NotProposed, Proposal
 
 # Warp's MathDx builders (warp._src.build.build_lto_<kind>) and the option that turns each one off.
@@ -22,7 +32,7 @@ class MathdxLto(Mechanism):
     CS = "CS-7"
     TITLE = "MathDx link-time-optimised code that may not pay for its build"
     SAFETY = (CONSENT,)
-    CODEMODS = ("module_options",)
+    CODEMODS = ("module_options", "split_by_options")
 
     def diagnose(self, inputs: Inputs) -> Finding:
         if inputs.on_cpu_only:
@@ -56,8 +66,12 @@ class MathdxLto(Mechanism):
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        """One consent fix per repository module built with MathDx: its module option off, measured both ways."""
+        """One consent fix per repository module built with MathDx: its module option off, measured both ways;
+        per kernel when several kernels of the module link MathDx code."""
         for item in finding.details.get("modules", []):
+            if len(item["kernels"]) > 1:
+                yield from _splits(finding, item, inputs)
+                continue
             module, options = item["module"], item["options"]
             target = _options_target(module, inputs)
             if isinstance(target, str):
@@ -106,6 +120,39 @@ class MathdxLto(Mechanism):
             fixes=(("module_options", CONSENT),),
         ),
         Example(
+            "an f16 and an f32 GEMM of one module each link MathDx code: each is tried without it, in a module of "
+            "its own",
+            case.run(
+                builds=[case.sourced(
+                    case.build("spectra.gemm", device="cuda:0", ms=36000.0, native_ms=900.0, lto_kinds=["dot", "dot"]),
+                    case.kernel_source("gemm16", "spectra/gemm.py", 14),
+                    case.kernel_source("gemm32", "spectra/gemm.py", 26),
+                )],
+                lto_builds=[case.lto("spectra.gemm", "gemm16", ms=23000.0), case.lto("spectra.gemm", "gemm32")],
+                source=case.index(
+                    files=["spectra/gemm.py"],
+                    option_calls=[case.option_call("spectra/gemm.py", 5, {"enable_mathdx_gemm": True})],
+                ),
+            ),
+            FIRED,
+            fixes=(("split_by_options", CONSENT), ("split_by_options", CONSENT)),
+        ),
+        Example(
+            "two kernels of a module link MathDx code, one of them made inside a function: only the other is split",
+            case.run(
+                builds=[case.sourced(
+                    case.build("spectra.gemm", device="cuda:0", ms=36000.0, native_ms=900.0, lto_kinds=["dot", "dot"]),
+                    case.kernel_source("gemm16", "spectra/gemm.py", 14),
+                    replace(case.kernel_source("gemm32", "spectra/gemm.py", 26), qualname="make.<locals>.gemm32"),
+                )],
+                lto_builds=[case.lto("spectra.gemm", "gemm16"), case.lto("spectra.gemm", "gemm32")],
+                source=case.index(files=["spectra/gemm.py"]),
+            ),
+            FIRED,
+            fixes=(("split_by_options", CONSENT),),
+            declined="defined inside a function",
+        ),
+        Example(
             "the module that links MathDx code belongs to an installed library",
             case.run(
                 builds=[case.build("fluidlib.ops", device="cuda:0", ms=5000.0, native_ms=500.0, lto_kinds=["fft"])],
@@ -137,8 +184,19 @@ def _lto_modules(inputs: Inputs) -> list[dict]:
         if not kinds and not build.lto_builds:
             continue
         entry = found.setdefault(
-            build.module, {"module": build.module, "lto_builds": 0, "module_ms": 0.0, "native_ms": 0.0, "options": []}
+            build.module,
+            {
+                "module": build.module, "lto_builds": 0, "module_ms": 0.0, "native_ms": 0.0, "options": [],
+                "kernels": {},
+            },
         )
+        for event in events:
+            option = OPTION_OF_KIND.get(event.kind)
+            if event.module == build.module and event.kernel and option:
+                used = entry["kernels"].setdefault(event.kernel, {"options": [], "ms": 0.0})
+                used["ms"] += event.ms
+                if option not in used["options"]:
+                    used["options"].append(option)
         entry["lto_builds"] = len(kinds) if events else entry["lto_builds"] + build.lto_builds
         entry["module_ms"] += build.module_ms
         entry["native_ms"] += build.native_ms
@@ -147,6 +205,43 @@ def _lto_modules(inputs: Inputs) -> list[dict]:
             if option and option not in entry["options"]:
                 entry["options"].append(option)
     return sorted(found.values(), key=lambda m: -m["module_ms"])
+
+
+def _splits(finding: Finding, item: dict, inputs: Inputs) -> Iterator[Proposal]:
+    """Per kernel that links MathDx code: the kernel alone in a named module without MathDx (the module's
+    other options carried), measured both ways; kept only where the kernels lose nothing."""
+    module = item["module"]
+    build = next(b for b in inputs.user_builds() if b.module == module)
+    sources = {k.key: k for k in build.kernel_sources}
+    for key, used in item["kernels"].items():
+        source = sources.get(key)
+        if source is None or not in_repo(inputs.index, source.file):
+            yield NotProposed(finding.slug, f"{module}: kernel {key} links MathDx code but is not a kernel of the "
+                              "repository the tracer could attribute")
+            continue
+        if source.module_kind != "file" or "<locals>" in source.qualname:
+            where = "is defined inside a function" if "<locals>" in source.qualname else (
+                f"is in a {source.module_kind} module, not its file's own")
+            yield NotProposed(finding.slug, f"{module}: {source.function}() ({source.file}:{source.line}) {where}: "
+                              "not moved to a module of its own")
+            continue
+        python_module = inputs.index.python_module_of(source.file) or module
+        options = {**module_scope_options(inputs.index, python_module), **dict.fromkeys(used["options"], False)}
+        target = f"{python_module}_without_mathdx"
+        off = ", ".join(f"{o}=False" for o in used["options"])
+        yield Fix(
+            id="", slug=finding.slug, title=f"Build {source.function} without MathDx, in a module of its own",
+            description=f"{len(item['kernels'])} kernels of {module} link MathDx code. {source.function}() "
+            f"({source.file}:{source.line}) moves to the named module {target} with {off} (the module's own "
+            "options carried); the others keep MathDx. apply measures the build and the steady-state kernel "
+            "time both ways and keeps the move only if the kernels lose nothing; it needs consent.",
+            safety=CONSENT, codemod="split_by_options",
+            args={"file": source.file, "kernels": [source.function], "module": target, "options": options},
+            files=[source.file], lines=[f"{source.file}:{source.line}"],
+            expected=f"{used['ms']:.0f} ms of MathDx LTO builds for {source.function}; kernel time cost: measured "
+            "by apply",
+            expected_ms=used["ms"], allow_options=list(used["options"]), measure_kernels=True,
+        )
 
 
 def _options_target(module: str, inputs: Inputs) -> dict[str, str] | str:

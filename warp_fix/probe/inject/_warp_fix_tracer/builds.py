@@ -177,6 +177,22 @@ def _option_sources(tracer, module, options: dict) -> dict:
     return {**resolved_from_config, **tracer.option_sources.get(module, {})}
 
 
+def hook_kernel_codegen(tracer, ModuleBuilder) -> None:
+    """Which kernel's code generation runs: a MathDx LTO build is asked for by one kernel of the module."""
+    original = ModuleBuilder.build_kernel
+
+    @functools.wraps(original)
+    def build_kernel(builder, kernel, *args, **kwargs):
+        outer = getattr(tracer.local, "codegen_kernel", "")
+        tracer.local.codegen_kernel = str(getattr(kernel, "key", ""))
+        try:
+            return original(builder, kernel, *args, **kwargs)
+        finally:
+            tracer.local.codegen_kernel = outer
+
+    ModuleBuilder.build_kernel = build_kernel
+
+
 def hook_native_build(tracer, build) -> None:
     if build is None:
         return
@@ -253,6 +269,7 @@ def _record_lto(tracer, kind: str, ms: float) -> None:
             site=tracer.sites.site() or tracer.load_call_site,
             symbol=getattr(tracer.local, "lto_symbol", ""),
             compiled=getattr(tracer.local, "lto_compiled", None),
+            kernel=getattr(tracer.local, "codegen_kernel", ""),
         )
     except Exception as exc:
         tracer.rec.error("build_lto", exc)

@@ -52,6 +52,7 @@ class Tracer:
         steps = (
             ("Module", lambda: builds.hook_module(self, ctx.Module)),
             ("build", lambda: builds.hook_native_build(self, build)),
+            ("codegen", lambda: builds.hook_kernel_codegen(self, ctx.ModuleBuilder)),
             ("launch", lambda: launches.hook_launch(self, warp, ctx)),
             ("kernel", lambda: kernels.hook_kernel_decorator(self, warp, ctx)),
             ("options", lambda: options.hook_set_module_options(self, warp, ctx)),

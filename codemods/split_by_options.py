@@ -1,0 +1,105 @@
+"""split_by_options: move a set of kernels into a named module of their own, with its own options (CS-7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ._base import Arg, Example, Refusal, WarpCodemod
+from ._cst import WarpImports, decorator_module, find_functions, is_string, kernel_decorator
+from ._partial import DefReading, Focus
+from .split_by_block_dim import add_module_options, assign_modules
+
+
+class SplitByOptions(WarpCodemod):
+    """Gives the named kernels a named Warp module with options of its own, so kernels of one module
+    that want different values of an option each get them: e.g. an f32 GEMM that loses nothing without
+    MathDx moves to a module built without it, while the f16 GEMM it speeds up keeps it.
+
+    Sets `module="<module>"` on each kernel's `@wp.kernel` decorator and adds
+    `wp.get_module("<module>").options.update({...})` after the import header. `options` is the new
+    module's whole literal set: the planner carries the old module's own options into it.
+
+    args:
+      file (str): the file (relative to the repo root).
+      kernels (list[str]): kernel function names in that file.
+      module (str): the new named Warp module.
+      options (dict): its options, e.g. {"enable_mathdx_gemm": false, "enable_backward": false}.
+
+    Refuses when `options` is not a non-empty dict, a kernel is missing or not a Warp kernel, is a
+    `module="unique"` kernel (it takes `module_options` instead), its `module=` is computed, or it
+    carries `module_options`.
+    """
+
+    NAME = "split_by_options"
+    DESCRIPTION = "Move kernels into a named module of their own, with its own options."
+    ARGS = (
+        Arg("kernels", "strs", "kernel function names", required=True),
+        Arg("module", "str", "the new named Warp module", required=True),
+        Arg("options", "json", "the new module's literal options", required=True),
+    )
+    EXAMPLES = (
+        Example(
+            title="the f32 GEMM leaves the MathDx module; the f16 GEMM keeps MathDx",
+            args={
+                "file": "gemm.py",
+                "kernels": ["gemm32"],
+                "module": "gemm_without_mathdx",
+                "options": {"enable_mathdx_gemm": False, "enable_backward": False},
+            },
+            before=(
+                'import warp as wp\n\nwp.set_module_options({"enable_mathdx_gemm": True, "enable_backward": False})'
+                "\n\n\n@wp.kernel\ndef gemm16(a: wp.array2d(dtype=wp.float16)):\n    pass\n\n\n"
+                "@wp.kernel\ndef gemm32(a: wp.array2d(dtype=float)):\n    pass\n"
+            ),
+            after=(
+                "import warp as wp\n\n"
+                'wp.get_module("gemm_without_mathdx").options.update('
+                '{"enable_mathdx_gemm": False, "enable_backward": False})\n\n'
+                'wp.set_module_options({"enable_mathdx_gemm": True, "enable_backward": False})'
+                "\n\n\n@wp.kernel\ndef gemm16(a: wp.array2d(dtype=wp.float16)):\n    pass\n\n\n"
+                '@wp.kernel(module="gemm_without_mathdx")\ndef gemm32(a: wp.array2d(dtype=float)):\n    pass\n'
+            ),
+        ),
+    )
+    REFUSALS = (
+        Refusal(
+            before='import warp as wp\n\n\n@wp.kernel(module="unique")\ndef k(x: float):\n    pass\n',
+            args={"kernels": ["k"], "module": "m", "options": {"enable_mathdx_gemm": False}},
+            reason="takes module_options",
+        ),
+        Refusal(
+            before="import warp as wp\n\n\n@wp.kernel\ndef k(x: float):\n    pass\n",
+            args={"kernels": ["k"], "module": "m", "options": {}},
+            reason="options must be a non-empty dict",
+        ),
+        Refusal(
+            before="import warp as wp\n",
+            args={"kernels": ["k"], "module": "m", "options": {"enable_mathdx_gemm": False}},
+            reason="no kernel def named 'k'",
+        ),
+    )
+
+    @classmethod
+    def focus(cls, kwargs: dict[str, Any]) -> Focus:
+        return Focus.of(kwargs, defs=DefReading.DECORATORS)  # reads decorators, names and module scope only
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        options, module = self.args["options"], self.args["module"]
+        if not isinstance(options, dict) or not options:
+            raise self.refuse(f"options must be a non-empty dict, got {options!r}")
+        warp = WarpImports.of(tree)
+        wanted = set(self.args["kernels"])
+        for function in find_functions(tree):
+            dec = kernel_decorator(function.node, warp)
+            if function.node.name.value in wanted and dec is not None and is_string(decorator_module(dec), "unique"):
+                raise self.refuse(
+                    f'{function.node.name.value}() is a module="unique" kernel: it takes module_options '
+                    "in its decorator instead (module_options codemod)"
+                )
+        tree = assign_modules(self, tree, dict.fromkeys(self.args["kernels"], module))
+        return add_module_options(self, tree, [module], options)
+
+
+__all__ = ["SplitByOptions"]
