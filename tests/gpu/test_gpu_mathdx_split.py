@@ -40,9 +40,12 @@ def applied(tmp_path_factory):
     # so three samples per arm. The f32 move is tried first (the planner lists the f16 one first): once it is
     # kept, the module holds one MathDx kernel and the plan turns MathDx off for it instead, which the cheaper
     # state then measures within one device call.
+    plans = []
+
     def planner(report, root, command):
         plan = make_plan(report, root, command)
         plan.fixes.sort(key=lambda fix: "gemm32" not in fix.args.get("kernels", []))
+        plans.append(plan)
         return plan
 
     request = build_request(
@@ -50,11 +53,12 @@ def applied(tmp_path_factory):
     )
     result = run_apply(request, planner=planner, progress=print)
     print(subprocess.run(["git", "log", "-p", "main..wf/split"], cwd=repo, capture_output=True, text=True).stdout)
-    return result
+    return plans[0], result  # the first plan (apply plans again after a kept fix)
 
 
 def test_each_lto_build_is_attributed_to_its_kernel(applied):
-    finding = next(f for f in applied.plan.findings if f.slug == "mathdx-lto")
+    plan, _ = applied
+    finding = next(f for f in plan.findings if f.slug == "mathdx-lto")
     (module,) = finding.details["modules"]
     assert module["module"] == "gemms.kernels"
     assert {key: used["options"] for key, used in module["kernels"].items()} == {
@@ -64,19 +68,21 @@ def test_each_lto_build_is_attributed_to_its_kernel(applied):
 
 
 def test_the_plan_splits_by_kernel_instead_of_turning_mathdx_off_for_the_module(applied):
-    splits = [f for f in applied.plan.fixes if f.codemod == "split_by_options"]
+    plan, _ = applied
+    splits = [f for f in plan.fixes if f.codemod == "split_by_options"]
     assert sorted(f.args["kernels"][0] for f in splits) == ["gemm16", "gemm32"]
     for fix in splits:
         assert fix.safety == "consent" and fix.measure_kernels
         assert fix.args["module"] == "gemms.kernels_without_mathdx"
         assert fix.args["options"] == {"enable_mathdx_gemm": False, "enable_backward": False}
-    assert not [f for f in applied.plan.fixes if f.slug == "mathdx-lto" and f.codemod == "module_options"]
+    assert not [f for f in plan.fixes if f.slug == "mathdx-lto" and f.codemod == "module_options"]
 
 
 def test_the_f32_move_is_kept_and_mathdx_off_for_the_f16_gemm_only_offered(applied):
     from warp_fix.apply.ledger import KEPT, OFFERED
 
-    first, *rest = applied.ledger.entries
+    _, result = applied
+    first, *rest = result.ledger.entries
     assert first.title == "Build gemm32 without MathDx, in a module of its own"
     assert first.outcome == KEPT, first.reason
     lto_before, lto_after = first.numbers.structure["lto_builds"]
