@@ -271,7 +271,8 @@ def _verdict(c: Comparison, judged: TimingDelta) -> str:
     if judged.significant:
         c.reasons.append(judged.line())
         return IMPROVED if judged.delta < 0 else REGRESSED
-    c.reasons.append("no structural change and " + judged.line())
+    lead = "structure mixed, so timing decides, and " if c.structure_mixed else "no structural change and "
+    c.reasons.append(lead + judged.line())
     return INCONCLUSIVE
 
 

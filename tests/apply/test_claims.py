@@ -180,6 +180,16 @@ def test_structural_win_with_worse_timing_inside_the_band_is_kept():
     assert c.verdict == IMPROVED and not c.contradiction and budget.decisive(c)
 
 
+def test_a_split_inside_the_band_says_its_structure_is_mixed_not_unchanged():
+    """One module more and far less source (a split): timing decides, and the reason says why it was asked."""
+    baseline = report(23_000.0, 37_000.0, identities=1)  # a loaded machine: ±23 %
+    c = compare(
+        report(29_137.0, identities=1), report(22_660.0, identities=2, source=30_000), accepted_history=[baseline]
+    )
+    assert c.structure_mixed and c.verdict == INCONCLUSIVE
+    assert c.reasons == [f"structure mixed, so timing decides, and {c.timing[0].line()}"]
+
+
 class ScriptedClock(ProbeClock):
     """Hands out prepared single-sample reports per arm instead of running a command."""
 
