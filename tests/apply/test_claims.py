@@ -112,7 +112,13 @@ def test_band_is_never_tighter_than_half_the_spread_seen():
 
 def test_band_from_single_runs_says_it_is_only_the_floor():
     band = estimate_band([[1000.0], [1010.0]], 1000.0, "the two reports")
-    assert band.value == 10.0 and "no spread observed yet" in band.how
+    assert band.value == 10.0
+    assert band.how == "from 2 single run(s) of the two reports: no spread observed yet, the 1% floor"
+
+
+def test_kernel_time_spreads_keep_their_digits():
+    band = estimate_band([[7.11, 7.05, 7.13]], 7.11, "the accepted state")
+    assert "spread 7.05-7.13 ms" in band.how
 
 
 def test_compare_of_two_reports_takes_the_band_from_their_own_samples():

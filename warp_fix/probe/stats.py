@@ -69,14 +69,19 @@ def estimate_band(groups: Sequence[Sequence[float]], centre: float, source: str)
     runs = sum(len(g) for g in groups)
     if not relative:
         value = BAND_FLOOR * centre
-        return Band(value, f"{runs} single run(s) of {source}: no spread observed yet, the 1% floor")
+        return Band(value, f"from {runs} single run(s) of {source}: no spread observed yet, the 1% floor")
     half_spread = (max(relative) - min(relative)) / 2.0
     fraction = max(BAND_FLOOR, 2.0 * mad(relative), half_spread)
     low, high = max(ranges, key=lambda r: r[1] / r[0] if r[0] > 0 else 0.0)
     if len(ranges) == 1:
-        spread_text = f"spread {low:.0f}-{high:.0f} ms"
+        spread_text = f"spread {_ms(low)}-{_ms(high)} ms"
     else:
-        spread_text = f"spread ±{100.0 * half_spread:.1f}% around each one's median (widest {low:.0f}-{high:.0f} ms)"
+        spread_text = f"spread ±{100.0 * half_spread:.1f}% around each one's median (widest {_ms(low)}-{_ms(high)} ms)"
     rule = "the 1% floor" if fraction == BAND_FLOOR else ("half the spread" if fraction == half_spread else "2 x MAD")
     states = f" ({len(ranges)} code states)" if len(ranges) > 1 else ""
     return Band(fraction * centre, f"from {len(relative)} runs of {source}{states}: {spread_text}; band = {rule}")
+
+
+def _ms(value: float) -> str:
+    """Whole milliseconds for build times, three significant digits for kernel times (7.11, not 7)."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
