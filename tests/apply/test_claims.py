@@ -4,6 +4,7 @@ elapsed, totals, and the order apply tries fixes in. Pure functions over Reports
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,14 +14,16 @@ from warp_fix.apply.ledger import DROPPED, KEPT, Entry, Ledger, Numbers
 from warp_fix.apply.loop import ApplySession
 from warp_fix.apply.review import BranchLog, CommitRow
 from warp_fix.apply.search import Search, changed_modules, search_order
-from warp_fix.compare import IMPROVED, INCONCLUSIVE, compare
+from warp_fix.compare import IMPROVED, INCONCLUSIVE, Comparison, compare
 from warp_fix.model import SAFE, Fix, Plan
 from warp_fix.probe.measure import compile_elapsed, timing_stats
 from warp_fix.probe.stats import estimate_band, noise_band, stat
 from warp_fix.report import SCHEMA_VERSION, Launch, ModuleBuild, Output, Report, Sample, Stat, Summary, Trace
 
 
-def sample(cold: float, warm_builds: int = 0, warm_wall: float = 100.0, **structure) -> Sample:
+def sample(
+    cold: float, warm_builds: int = 0, warm_wall: float = 100.0, kernel_ms: float | None = None, **structure
+) -> Sample:
     return Sample(
         index=0,
         ok=True,
@@ -38,6 +41,7 @@ def sample(cold: float, warm_builds: int = 0, warm_wall: float = 100.0, **struct
         lto_artifacts=0,
         warm_builds=warm_builds,
         kernel_key_uses=structure.get("key_uses", {}),
+        kernel_ms=kernel_ms,
     )
 
 
@@ -49,9 +53,15 @@ def report(
     key_uses: dict[str, int] | None = None,
     builds: list[tuple[str, str]] = (),
     warm_builds: int = 0,
+    kernel_ms: Sequence[float] = (),
 ) -> Report:
-    """A report of one code state: one sample per cold time, a launch of `kernel`, the given builds."""
-    samples = [sample(c, warm_builds, identities=identities, source=source, key_uses=key_uses or {}) for c in cold_ms]
+    """A report of one code state: one sample per cold time (and steady-state kernel time, when given), a launch
+    of `kernel`, the given builds."""
+    kernel_times = list(kernel_ms) or [None] * len(cold_ms)
+    samples = [
+        sample(c, warm_builds, kernel_ms=k, identities=identities, source=source, key_uses=key_uses or {})
+        for c, k in zip(cold_ms, kernel_times, strict=True)
+    ]
     summary = Summary(
         **timing_stats(samples),
         identities=identities,
@@ -194,6 +204,28 @@ def test_a_split_inside_the_band_says_its_structure_is_mixed_not_unchanged():
     )
     assert c.structure_mixed and c.verdict == INCONCLUSIVE
     assert c.reasons == [f"structure mixed, so timing decides, and {c.timing[0].line()}"]
+
+
+def split(kernel_after: list[float], cold_after: tuple[float, ...] = (22_660.0, 16_522.0, 23_765.0)) -> Comparison:
+    """The f32 GEMM moved off MathDx on the H200: one module more, one LTO build less, start-up inside the band."""
+    history = report(23_000.0, 37_000.0, identities=1, kernel_ms=[6.95, 6.97])
+    before = report(29_137.0, 29_000.0, 29_300.0, identities=1, kernel_ms=[6.96, 6.95, 6.97])
+    after = report(*cold_after, identities=2, source=30_000, kernel_ms=kernel_after)
+    return compare(before, after, accepted_history=[history])
+
+
+def test_kernels_faster_at_no_start_up_cost_win_a_fix_measured_both_ways():
+    c = split(kernel_after=[5.72, 5.71, 5.73])
+    assert c.verdict == INCONCLUSIVE  # start-up alone cannot tell
+    won = budget.kernel_time_win(c, per_arm=3)
+    assert won.startswith("kernels faster at no measured start-up cost: steady-state kernel time: 6.96 -> 5.72 ms")
+    assert budget.kernel_time_win(c, per_arm=1) == ""  # a timing claim needs three per arm
+
+
+def test_slower_kernels_or_a_slower_start_up_win_nothing():
+    assert budget.kernel_time_win(split(kernel_after=[8.1, 8.0, 8.2]), per_arm=3) == ""
+    slower_start = split(kernel_after=[5.72, 5.71, 5.73], cold_after=(61_000.0, 60_000.0, 62_000.0))
+    assert slower_start.verdict != INCONCLUSIVE and budget.kernel_time_win(slower_start, per_arm=3) == ""
 
 
 class ScriptedClock(ProbeClock):

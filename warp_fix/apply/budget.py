@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warp_fix.compare import INCONCLUSIVE, INVALID, Comparison, TimingDelta
+from warp_fix.compare import INCONCLUSIVE, INVALID, KERNEL_METRIC, Comparison, TimingDelta
 
 MIN_TIMING_SAMPLES = 3  # a median and a MAD need three values (WARP_FACTS.md, measurement rules)
 CLEARLY_OUTSIDE = 2.0  # |delta| > 2 x band: more samples will not change the verdict
@@ -117,3 +117,23 @@ def effective_verdict(comparison: Comparison, per_arm: int) -> tuple[str, str]:
         f"timing-only {verdict.lower()} from {per_arm} sample(s) per arm: a timing claim needs "
         f"{MIN_TIMING_SAMPLES} per arm (raise --samples)"
     )
+
+
+def kernel_time_win(comparison: Comparison, per_arm: int) -> str:
+    """Why a fix measured both ways wins on its kernels alone, or "" when it does not.
+
+    Start-up inconclusive (not slower beyond its band, structure not grown) and the steady-state kernel
+    time faster beyond a band that rests on repeated runs: the program is faster at no measured start-up
+    cost. A split that moves an f32 GEMM off MathDx is the case: one LTO build less, one module more.
+    """
+    if comparison.verdict != INCONCLUSIVE or contradicted(comparison) or comparison.structural_loss:
+        return ""
+    kernel = next((t for t in comparison.timing if t.metric == KERNEL_METRIC), None)
+    if per_arm < MIN_TIMING_SAMPLES or kernel is None or not kernel.spread_seen:
+        return ""
+    if not (kernel.significant and kernel.delta < 0):
+        return ""
+    judged = judged_delta(comparison)
+    if judged is not None and judged.significant and judged.delta > 0:
+        return ""
+    return f"kernels faster at no measured start-up cost: {kernel.line()}"

@@ -349,6 +349,11 @@ class ApplySession:
             arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why
         )
         verdict, why = budget.effective_verdict(arms.comparison, arms.per_arm)
+        won = budget.kernel_time_win(arms.comparison, arms.per_arm) if fix.measure_kernels else ""
+        if won:
+            verdict = IMPROVED
+            arms.comparison.reasons.append(won)  # the ledger's reason
+            entry.numbers.notes.append(won)  # the commit body: why a start-up "inconclusive" was kept
         entry.numbers.verdict = verdict
         self.clock.charge(verdict, probe_calls)
         if verdict != IMPROVED:
