@@ -33,19 +33,46 @@ class _Rename(cst.CSTTransformer):
 
 
 class _Identifiers(cst.CSTVisitor):
+    """The type words of overload types, in order; `wp.types.matrix(shape=(3, 1), dtype=...)` reads `mat31`."""
+
     def __init__(self) -> None:
         self.names: list[str] = []
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        function = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        if function not in ("matrix", "vector"):
+            return True
+        size = next((a.value for a in node.args if a.keyword and a.keyword.value in ("shape", "length")), None)
+        digits = "".join(e.value for e in _integers(size))
+        self.names.append(("mat" if function == "matrix" else "vec") + digits)
+        for arg in node.args:
+            if arg.keyword is None or arg.keyword.value == "dtype":
+                arg.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # the keyword's own name (dtype=, ndim=) is no type word
+        return False
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.append(node.value)
 
 
+def _integers(node: cst.BaseExpression | None) -> list[cst.Integer]:
+    if isinstance(node, cst.Integer):
+        return [node]
+    if isinstance(node, cst.Tuple):
+        return [e.value for e in node.elements if isinstance(e.value, cst.Integer)]
+    return []
+
+
 def _suffix(types: list[cst.BaseExpression], alias: str) -> str:
-    """`[wp.array(dtype=wp.float32), wp.float32]` -> "float32" (distinct type identifiers, in order)."""
+    """`[wp.array(dtype=wp.float32), wp.float32]` -> "float32" (distinct type words, in order);
+    `[wp.array(dtype=wp.types.matrix(shape=(3, 1), dtype=wp.float32))]` -> "mat31_float32"."""
     collector = _Identifiers()
     for t in types:
         t.visit(collector)
-    skip = {alias, "wp", "warp", "array", "dtype", "ndim", "indexedarray", "fabricarray"}
+    skip = {alias, "wp", "warp", "types", "array", "indexedarray", "fabricarray"}
     return "_".join(dict.fromkeys(n for n in collector.names if n not in skip)) or "overload"
 
 
@@ -222,6 +249,25 @@ class RegisterOverloads(WarpCodemod):
                 "scale_float32 = wp.overload(scale, [wp.array(dtype=wp.float32), wp.float32])\n"
                 "scale_f64 = wp.overload(scale, [wp.array(dtype=wp.float64), wp.float64])\n\n\n"
                 "def run():\n    pass\n"
+            ),
+        ),
+        Example(
+            title="a matrix type without a named spelling (warp.fem's apic example): its shape names the variable",
+            args={
+                "file": "apic.py",
+                "kernel": "scale_rows",
+                "overloads": [["wp.array(dtype=wp.types.matrix(shape=(3, 1), dtype=wp.float32))", "wp.float32"]],
+            },
+            before=(
+                "import warp as wp\nfrom typing import Any\n\n\n@wp.kernel\n"
+                "def scale_rows(m: wp.array[Any], s: Any):\n    m[wp.tid()] = m[wp.tid()] * s\n"
+            ),
+            after=(
+                "import warp as wp\nfrom typing import Any\n\n\n@wp.kernel\n"
+                "def scale_rows(m: wp.array[Any], s: Any):\n    m[wp.tid()] = m[wp.tid()] * s\n\n\n"
+                "scale_rows_mat31_float32 = wp.overload(\n    scale_rows,\n    [\n"
+                "        wp.array(dtype=wp.types.matrix(shape=(3, 1), dtype=wp.float32)),\n        wp.float32,\n"
+                "    ],\n)\n"
             ),
         ),
         Example(

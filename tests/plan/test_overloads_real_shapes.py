@@ -1,5 +1,6 @@
-"""late-overloads on a real run of a generic kernel made inside a factory (warp-nn's Adam shape): the finding, the
-fix placed inside the factory, and the fix applied for real."""
+"""late-overloads on real runs: a generic kernel made inside a factory (warp-nn's Adam shape), with the finding, the
+fix placed inside the factory and the fix applied for real; and two module-scope generics of one file, whose
+registrations are one commit."""
 
 from __future__ import annotations
 
@@ -59,3 +60,19 @@ def test_apply_keeps_the_overload_with_one_build_of_the_module_and_the_same_outp
     optim = git(repo, "show", "wf/overloads:linfit/optim.py")
     registered = optim.index("    wp.overload(\n        momentum_step,")
     assert optim.index("def momentum_step(") < registered < optim.index("    return increase_step, momentum_step")
+
+
+def test_apply_registers_both_generics_of_one_file_in_one_commit_and_the_module_builds_once(tmp_path):
+    repo = fixture_repo(tmp_path, "late_overloads")
+    request = build_request(
+        command=[PYTHON, "-m", "mixedprec"], cwd=repo, branch="wf/overloads", samples=1, only=["late-overloads"],
+        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
+    )
+    result = run_apply(request)
+    (entry,) = [e for e in result.ledger.entries if e.slug == "late-overloads"]
+    assert entry.outcome == KEPT, entry.reason
+    assert entry.numbers.structure["identities"] == (6, 1)
+    assert entry.numbers.output == "identical"
+    assert git(repo, "rev-list", "--count", "main..wf/overloads") == "1"
+    blas = git(repo, "show", "wf/overloads:mixedprec/blas.py")
+    assert blas.count("wp.overload(") == 6  # three instances of each kernel

@@ -80,10 +80,14 @@ def test_granular_modules_are_merged(plan_of):
     assert len(fix.args["kernels"]) == 7
 
 
-def test_late_generic_instances_are_registered_up_front(plan_of):
+def test_late_generic_instances_are_registered_up_front_in_one_fix_per_file(plan_of):
     plan = plan_of("late_overloads")
-    registered = {f.args["kernel"]: f.args["overloads"] for f in fixes(plan, "late-overloads")}
+    (fix,) = fixes(plan, "late-overloads")  # axpy and residual, both of blas.py: one commit
+    registered = {place["kernel"]: place["overloads"] for place in fix.places()}
+    assert sorted(registered) == ["axpy", "residual"]
     assert ["wp.float64", "wp.array(dtype=wp.float64)", "wp.array(dtype=wp.float64)"] in registered["axpy"]
+    assert fix.title == "Register the axpy and residual overloads used at run time up front"
+    assert fix.expected_builds_removed == 5  # six builds of mixedprec.blas become one
 
 
 def test_stable_factory_kernels_share_a_module_and_plugins_stay_unique(plan_of):

@@ -58,15 +58,17 @@ def ms(value: float) -> str:
 # --- placing fixes ---------------------------------------------------------------------------------------------
 
 
-def expected_effect(finding: Finding, builds: int | None = None) -> str:
-    """The Fix's `expected` line from the finding's measured extra builds and their cost."""
+def expected_effect(finding: Finding, builds: int | None = None, cost_ms: float | None = None) -> str:
+    """The Fix's `expected` line from the measured extra builds it removes and their cost (the finding's own
+    unless the fix removes only some of them)."""
     builds = finding.extra_builds if builds is None else builds
+    cost_ms = finding.cost_ms if cost_ms is None else cost_ms
     total = len(finding.details.get("all_builds", [])) or None
     parts = []
     if builds:
         parts.append(f"removes {builds} build(s)" + (f" of {total}" if total else ""))
-    if finding.cost_ms:
-        parts.append(f"~{finding.cost_ms:,.0f} ms of measured cold module work")
+    if cost_ms:
+        parts.append(f"~{cost_ms:,.0f} ms of measured cold module work")
     return "; ".join(parts) or "no measured cost attached (untested estimate: small)"
 
 

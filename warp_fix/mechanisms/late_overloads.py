@@ -10,7 +10,7 @@ from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
-from warp_fix.report import ModuleBuild
+from warp_fix.report import ModuleBuild, Rebuild, RebuildReason
 
 
 def _instances(module_build: ModuleBuild, *generics: str) -> ModuleBuild:
@@ -22,6 +22,12 @@ def _instances(module_build: ModuleBuild, *generics: str) -> ModuleBuild:
 def _renamed(module_build: ModuleBuild, renamed: dict[str, str]) -> ModuleBuild:
     module_build.renamed_instances = renamed
     return module_build
+
+
+def _with_new_block_size(rebuild: Rebuild, block_dim: int) -> Rebuild:
+    """`rebuild` also caused by a launch at a block size the module had not been built at (CUDA)."""
+    rebuild.reasons.append(RebuildReason("block-dim", f"new block_dim {block_dim} requested by a launch", None))
+    return rebuild
 
 
 def _factory_step(**kernel_fields: Any) -> Inputs:
@@ -66,6 +72,8 @@ class LateOverloads(Mechanism):
                 match = _INSTANCE.search(reason.detail)
                 if match and match["key"] not in generics:
                     generics[match["key"]] = _generic(match["key"], rebuild.module, inputs)
+                if match:
+                    _count_rebuild(generics[match["key"]], rebuild)
         for generic in generics.values():
             if generic.get("file"):
                 where = "inside " + generic["factory"] + "()" if generic["factory"] else "at module scope"
@@ -84,6 +92,9 @@ class LateOverloads(Mechanism):
         )
 
     def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+        """One fix per file: every generic of it whose late instances alone rebuilt its module, registered in one
+        commit (their rebuilds may need each other's instances)."""
+        registrable = []
         for generic in finding.details.get("generics", []):
             kernel, file, factory = generic["name"], generic.get("file"), generic.get("factory")
             if not file:
@@ -112,6 +123,12 @@ class LateOverloads(Mechanism):
                     "it, so the module would still build twice"
                     + (f"; calling {maker.split(' (')[0]} for its types at import would name it in time" * bool(maker)),
                 )
+            elif not generic["removes"]:
+                yield NotProposed(
+                    finding.slug,
+                    f"generic kernel {kernel}'s new instances arrived in builds that happen anyway "
+                    f"({generic['forced_by'][0]}): registering them up front removes no build",
+                )
             elif generic["unreadable"] or not generic["overloads"]:
                 yield NotProposed(
                     finding.slug,
@@ -119,31 +136,12 @@ class LateOverloads(Mechanism):
                     f"{', '.join(generic['unreadable']) or '(none)'} have no wp.overload spelling",
                 )
             else:
-                count = len(generic["overloads"])
-                yield Fix(
-                    id="",
-                    slug=finding.slug,
-                    title=f"Register the {kernel} overloads used at run time up front"
-                    + (f" in {factory}()" if factory else ""),
-                    description=(
-                        f"{kernel} is generic and made inside {factory}(); the run used {count} type signature(s), "
-                        "and each new one after the module's first build rebuilt it. Registering them inside "
-                        f"{factory}(), right after the kernel's definition, puts them in the first build of each "
-                        "factory call's module."
-                        if factory
-                        else f"{kernel} is generic and the run used {count} type signature(s); each new one after "
-                        "the first build rebuilt the module. Registering them at module scope builds them together."
-                    ),
-                    safety=SAFE,
-                    codemod="register_overloads",
-                    args={"file": file, "kernel": kernel, "overloads": generic["overloads"]}
-                    | ({"factory": factory} if factory else {}),
-                    files=[file],
-                    lines=[f"{file}:{generic['line']}"],
-                    expected=expected_effect(finding),
-                    expected_builds_removed=finding.extra_builds,
-                    expected_ms=finding.cost_ms,
-                )
+                registrable.append(generic)
+        by_file: dict[str, list[dict[str, Any]]] = {}
+        for generic in registrable:
+            by_file.setdefault(generic["file"], []).append(generic)
+        for generics in by_file.values():
+            yield _registration(finding, generics)
 
     EXAMPLES = (
         Example(
@@ -197,6 +195,30 @@ class LateOverloads(Mechanism):
             FIRED,
             fixes=(),
             declined="inside _create_kernels() by a wp.kernel(...) call",
+        ),
+        Example(
+            "a float64 instance that first runs at a new CUDA block size (gpu_overloads' `accumulate`): the module "
+            "builds at that size anyway, so registering it removes no build",
+            case.run(
+                builds=[
+                    _instances(case.build("ops", device="cuda:0", block_dim=128), "lerp[a1f4]"),
+                    _instances(
+                        case.sourced(case.build("ops", device="cuda:0", block_dim=256),
+                                     case.kernel_source("acc", "ops.py", 16)),
+                        "lerp[a1f4]",
+                        "acc[a1f8]",
+                    ),
+                ],
+                rebuilds=[
+                    _with_new_block_size(
+                        case.rebuild("ops", "generic-instance", "new generic instance acc[a1f8] by a launch"), 256
+                    )
+                ],
+                source=case.index(files=["ops.py"], kernels=[case.kernel("acc", "ops.py", 16, is_generic=True)]),
+            ),
+            FIRED,
+            fixes=(),
+            declined="(new block_dim 256 requested by a launch): registering them up front removes no build",
         ),
         Example(
             "a generic kernel launched with one type signature only",
@@ -294,6 +316,87 @@ def _generic(key: str, module: str, inputs: Inputs) -> dict[str, Any]:
         "overloads": overloads,
         "unreadable": unreadable,
     }
+
+
+def _registration(finding: Finding, generics: list[dict[str, Any]]) -> Fix:
+    """The register_overloads fix for the generics of one file (one codemod call per kernel)."""
+    file = generics[0]["file"]
+    places = [
+        {"file": file, "kernel": g["name"], "overloads": g["overloads"]}
+        | ({"factory": g["factory"]} if g["factory"] else {})
+        for g in generics
+    ]
+    names = [g["name"] for g in generics]
+    factories = {g["factory"] for g in generics}
+    factory = factories.pop() if len(factories) == 1 else None
+    removes = sum(g["removes"] for g in generics)
+    removes_ms = round(sum(g["removes_ms"] for g in generics), 3)
+    return Fix(
+        id="",
+        slug=finding.slug,
+        title=f"Register the {_and(names)} overloads used at run time up front"
+        + (f" in {factory}()" if factory else ""),
+        description=_why_register(generics),
+        safety=SAFE,
+        codemod="register_overloads",
+        args=places[0] if len(places) == 1 else {"each": places},
+        files=[file],
+        lines=[f"{file}:{g['line']}" for g in generics],
+        expected=expected_effect(finding, removes, removes_ms),
+        expected_builds_removed=removes,
+        expected_ms=removes_ms,
+    )
+
+
+def _why_register(generics: list[dict[str, Any]]) -> str:
+    """Why registering these generics (one file's) up front helps: one sentence for those at module scope, one
+    for those made inside factories."""
+    sentences = []
+    at_module_scope = [g for g in generics if not g["factory"]]
+    in_factories = [g for g in generics if g["factory"]]
+    if at_module_scope:
+        sentences.append(
+            f"{_generic_and_signatures(at_module_scope)}; each new one after the first build rebuilt the module. "
+            "Registering them at module scope builds them together."
+        )
+    if in_factories:
+        where = _and(list(dict.fromkeys(f"{g['factory']}()" for g in in_factories)))
+        sentences.append(
+            f"{_generic_and_signatures(in_factories, where)}, and each new one after the module's first build "
+            f"rebuilt it. Registering them inside {where}, right after the kernel's definition, puts them in the "
+            "first build of each factory call's module."
+        )
+    return " ".join(sentences)
+
+
+def _generic_and_signatures(generics: list[dict[str, Any]], factory: str = "") -> str:
+    """'axpy and residual are generic and the run used 3 and 2 type signature(s)'."""
+    names = _and([g["name"] for g in generics])
+    counts = _and([str(len(g["overloads"])) for g in generics])
+    made = f" and made inside {factory}" if factory else ""
+    used = f"; the run used {counts} type signature(s)" if factory else f" and the run used {counts} type signature(s)"
+    return f"{names} {'is' if len(generics) == 1 else 'are'} generic{made}{used}"
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _count_rebuild(generic: dict[str, Any], rebuild: Rebuild) -> None:
+    """What registering `generic` up front can remove: a rebuild whose only causes are new generic instances.
+
+    A rebuild that also has another cause (a new CUDA block size, a late option or kernel) happens anyway; the
+    instance registered up front would only enlarge the earlier builds.
+    """
+    generic.setdefault("removes", 0)
+    generic.setdefault("removes_ms", 0.0)
+    generic.setdefault("forced_by", [])
+    others = [reason.detail for reason in rebuild.reasons if reason.kind != "generic-instance"]
+    if others:
+        generic["forced_by"] += [detail for detail in others if detail not in generic["forced_by"]]
+    else:
+        generic["removes"] += 1
+        generic["removes_ms"] = round(generic["removes_ms"] + rebuild.module_ms, 3)
 
 
 def _overload_site(trace, key: str) -> str:
