@@ -262,3 +262,19 @@ def test_the_ledger_view_keeps_square_brackets_from_data():
     text = out.getvalue()
     for shown in ("[tool.warp-fix] test", "Share [module] of array[float32]", "array[vec3f,1]"):
         assert shown in text
+
+
+def test_a_run_that_builds_no_module_says_so_before_the_findings(tmp_path):
+    """Warp's CUDA-only examples exit early on the CPU: the plan must not read as a clean bill of health."""
+    (tmp_path / "app.py").write_text(
+        "import warp as wp\n\n\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[wp.tid()] = 1.0\n\n\n"
+        "print('This example only runs on CUDA devices.')\n"
+    )
+    proc = warp_fix("plan", "--samples", "1", "--", PYTHON, "app.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    first = next(line for line in proc.stdout.splitlines() if line.startswith("warning:"))
+    assert first == (
+        "warning: the run built no Warp module (its output begins: 'This example only runs on CUDA devices.'): "
+        "there was nothing to diagnose"
+    )
+    assert proc.stdout.index(first) < proc.stdout.index("Findings")

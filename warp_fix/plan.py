@@ -25,7 +25,7 @@ def make_plan(
     inputs = Inputs(report, index)
     plan = Plan(command=list(command or report.command))
     plan.findings = findings
-    plan.warnings = list(index.warnings)
+    plan.warnings = _nothing_built(report) + [w for w in report.warnings if w not in index.warnings] + index.warnings
     by_slug = {f.slug: f for f in findings}
     taken: set[tuple] = set()
     for mechanism in FIX_ORDER:
@@ -50,6 +50,16 @@ def make_plan(
             why = "its edit is an earlier fix's" if proposals else "no fix of the code applies"
             plan.not_proposed.append(NotProposed(mechanism.SLUG, f"fired ({finding.reason}), but {why}"))
     return plan
+
+
+def _nothing_built(report: Report) -> list[str]:
+    """A run that built no module gives every mechanism nothing to look at: say so before the table says it is
+    clean (a script that exits early on this device, a command that never reaches Warp)."""
+    if report.trace.builds:
+        return []
+    said = next((line.strip() for line in report.output.head.splitlines() if line.strip()), "")
+    said = f" (its output begins: {said[:100]!r})" if said else ""
+    return [f"the run built no Warp module{said}: there was nothing to diagnose"]
 
 
 # The argument that takes a list, per codemod: fixes that differ only in it are one edit.
