@@ -107,3 +107,17 @@ def test_an_override_holds_every_number_to_it_and_still_ignores_timings():
 def test_an_output_tolerance_outside_0_to_1_is_refused(tmp_path, value):
     with pytest.raises(ApplyError, match="--output-tolerance is a relative tolerance in \\[0, 1\\)"):
         build_request(command=["python", "app.py"], cwd=tmp_path, branch="wf/x", output_tolerance=value)
+
+
+def test_a_progress_line_redrawn_with_carriage_returns_is_one_entry_shown_as_a_terminal_leaves_it():
+    runs = [
+        f"\r[###---] 1/2  step_time={a} ms  eta={b}s\r[######] 2/2  step_time={c} ms  eta=0s\nsum 12\n".encode()
+        for a, b, c in (("14151.5", "28", "211.1"), ("555.6", "1", "231.8"), ("13990.2", "27", "201.1"),
+                        ("560.1", "1", "225.0"))
+    ]
+    model = learn(output_of(*runs))
+    (entry,) = model.describe()
+    assert entry == (
+        "line 1 '[######] 2/2  step_time=211.1 ms  eta=0s': 3 numbers ignored "
+        "(varied 555.6 .. 14151.5, 1 .. 28, 201.1 .. 231.8 between baseline runs)"
+    )

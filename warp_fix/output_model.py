@@ -44,10 +44,36 @@ class NumberRule:
     tolerance: float | None
 
     def describe(self) -> str:
-        where = f"line {self.line} {self.text!r}"
+        return f"line {self.line} {shown(self.text)!r}: {self.rule()}"
+
+    def rule(self) -> str:
         if self.tolerance is None:
-            return f"{where}: ignored (varied {self.low:.6g} .. {self.high:.6g} between baseline runs)"
-        return f"{where}: within ±{self.tolerance:.3g} of {self.value:.10g}"
+            return f"ignored (varied {self.spread()} between baseline runs)"
+        return f"within ±{self.tolerance:.3g} of {self.value:.10g}"
+
+    def spread(self) -> str:
+        return f"{self.low:.6g} .. {self.high:.6g}"
+
+
+def shown(text: str, width: int = 80) -> str:
+    """A printed line as a reader would recognise it: what a terminal leaves of a line redrawn with carriage
+    returns (a progress bar), cut to `width` characters."""
+    segments = [segment for segment in text.split("\r") if segment.strip()]
+    line = (segments[-1] if segments else text).strip()
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def describe_line(rules: list[NumberRule]) -> str:
+    """The non-exact numbers of one line in one entry: 'line 3 'step 1.2 ms, eta 4 s': ignored (varied 1.1 .. 9.8,
+    3 .. 40 between baseline runs)'."""
+    first = rules[0]
+    where = f"line {first.line} {shown(first.text)!r}"
+    if len(rules) == 1:
+        return f"{where}: {first.rule()}"
+    if first.tolerance is None:
+        spreads = ", ".join(r.spread() for r in rules)
+        return f"{where}: {len(rules)} numbers ignored (varied {spreads} between baseline runs)"
+    return f"{where}: {len(rules)} numbers within {', '.join(r.rule().removeprefix('within ') for r in rules)}"
 
 
 @dataclass
@@ -86,8 +112,11 @@ class OutputModel:
         return text
 
     def describe(self, limit: int = SHOWN) -> list[str]:
-        rules = sorted(self.rules.values(), key=lambda r: (r.tolerance is not None, r.index))
-        return [r.describe() for r in rules[:limit]]
+        """One entry per line and kind (ignored first, then tolerant), at most `limit`."""
+        lines: dict[tuple[bool, int], list[NumberRule]] = {}
+        for rule in sorted(self.rules.values(), key=lambda r: (r.tolerance is not None, r.index)):
+            lines.setdefault((rule.tolerance is not None, rule.line), []).append(rule)
+        return [describe_line(rules) for rules in list(lines.values())[:limit]]
 
     def to_json(self) -> dict:
         """The compact form kept in the ledger: counts and the first SHOWN non-exact numbers."""
@@ -156,7 +185,7 @@ def check(model: OutputModel, after: Output) -> OutputVerdict:
     if not model.rules and model.rest != "ignored" and after.sha256 == reference.sha256 and after.deterministic:
         return OutputVerdict(True, "identical", rules)
     rule = "learned tolerance" if model.override is None else f"--output-tolerance {model.override:g}"
-    example = f": e.g. line {model.ignored[0].text!r}" if model.ignored else ""
+    example = f": e.g. line {shown(model.ignored[0].text)!r}" if model.ignored else ""
     return OutputVerdict(
         True,
         f"within {rule} ({len(model.tolerant)} numbers tolerant, {len(model.ignored)} timings ignored{example})",
