@@ -150,12 +150,21 @@ def named_without_config(tmp_path_factory):
     return make_plan(measure([PYTHON, "-m", "clothsim"], root, samples=1), root)
 
 
+# Warp's own examples run as a user's script (module __main__, no tape), a few frames on the CPU.
+WARP_EXAMPLES = {
+    "example_wave.py": ["--stage-path", "None", "--num-frames", "2"],
+    "example_fluid.py": ["--headless", "--num-frames", "2"],
+    "example_sph.py": ["--stage-path", "None", "--num-frames", "1"],
+}
+
+
 @pytest.mark.slow
-def test_apply_keeps_backward_off_in_warps_own_wave_example(tmp_path):
-    """Warp's example_wave.py as a user's script: one kept commit, the option set in the script itself."""
-    script = Path(warp.__file__).parent / "examples" / "core" / "example_wave.py"
-    repo = init_repo(tmp_path / "wave", {"example_wave.py": script.read_text()})
-    command = [PYTHON, "example_wave.py", "--device", "cpu", "--stage-path", "None", "--num-frames", "2"]
+@pytest.mark.parametrize("example", sorted(WARP_EXAMPLES))
+def test_apply_keeps_backward_off_in_warps_own_examples(tmp_path, example):
+    """No flags: one kept commit, the option set in the script itself, after its imports, and nothing else."""
+    script = Path(warp.__file__).parent / "examples" / "core" / example
+    repo = init_repo(tmp_path / "example", {example: script.read_text()})
+    command = [PYTHON, example, "--device", "cpu", *WARP_EXAMPLES[example]]
     # Three samples per arm: a structural win that one noisy run contradicts is measured again, not dropped.
     result = run_apply(build_request(command=command, cwd=repo, branch="wf/startup", samples=3))
     (kept,) = result.ledger.of(KEPT)
@@ -163,5 +172,5 @@ def test_apply_keeps_backward_off_in_warps_own_wave_example(tmp_path):
     diff = git(repo, "diff", "main", "wf/startup")
     changed = [line for line in diff.splitlines()[4:] if line.startswith(("+", "-")) and line.strip() not in "+-"]
     assert changed == ['+wp.set_module_options({"enable_backward": False})']  # and a blank line, nothing else
-    after = git(repo, "show", "wf/startup:example_wave.py")
+    after = git(repo, "show", f"wf/startup:{example}")
     assert 'import warp.render\n\nwp.set_module_options({"enable_backward": False})\n' in after  # after the imports
