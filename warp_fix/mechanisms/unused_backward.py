@@ -117,12 +117,13 @@ class UnusedBackward(Mechanism):
                 process_wide.append(module)
                 continue
             provenance = option_provenance(build, "enable_backward", inputs)
-            proposals = [_per_module_fix(finding, module, source, provenance, inputs, gradient_free.get(module))]
-            if build.lto_builds and provenance.kind in ("factory-parameter", "decorator"):
+            links = bool(build.lto_builds)
+            proposals = [_per_module_fix(finding, module, source, provenance, inputs, gradient_free.get(module), links)]
+            if links and provenance.kind in ("factory-parameter", "decorator"):
                 # a tile module links adjoint GEMMs until its module option is off, whatever its kernels say
                 module_level = Provenance("enable_backward", build.option_source("enable_backward").kind)
                 proposals.append(_per_module_fix(finding, module, source, module_level, inputs,
-                                                 gradient_free.get(module)))
+                                                 gradient_free.get(module), links))
             for proposal in proposals:
                 key = repr(proposal.args) if isinstance(proposal, Fix) else proposal.reason
                 if key not in seen:
@@ -382,9 +383,11 @@ def _per_module_fix(
     provenance: Provenance,
     inputs: Inputs,
     unresolved_tape: str | None = None,
+    links_mathdx: bool = False,
 ) -> Proposal:
     """The edit at the place that decides the module's enable_backward, by the module's shape; `unresolved_tape`:
-    a tape the scan cannot follow may reach the module, whose kernels take no differentiable argument."""
+    a tape the scan cannot follow may reach the module, whose kernels take no differentiable argument;
+    `links_mathdx`: its builds link MathDx code, where only the module option drops the adjoint GEMMs."""
     why = f"No tape or adjoint launch touches {module} ({provenance.describe()})"
     if unresolved_tape:
         why = (f"No tape or adjoint launch of the measured command touches {module} ({provenance.describe()}), and "
@@ -422,8 +425,8 @@ def _per_module_fix(
         args["replace"] = True
     return Fix(
         id="", slug=finding.slug, title=f"Turn off backward code in {module}",
-        description=f"{why}; {where} in {args['file']} stops generating and compiling its adjoint code (the "
-        "per-kernel flag would still link adjoint GEMMs in tile modules).",
+        description=f"{why}; {where} in {args['file']} stops generating and compiling its adjoint code"
+        + (" (the per-kernel flag would still link its adjoint GEMMs)." if links_mathdx else "."),
         safety=SAFE, codemod="module_options", args=args, files=[args["file"]], expected=expected,
         allow_options=["enable_backward"],
     )
