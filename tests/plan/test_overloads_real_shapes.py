@@ -45,17 +45,23 @@ def test_the_overload_is_registered_inside_the_factory(plan):
     assert [n for n in plan.not_proposed if n.slug == "late-overloads"] == []
 
 
-def test_apply_keeps_the_overload_with_one_build_of_the_module_and_the_same_output(tmp_path):
-    repo = fixture_repo(tmp_path, "factory_overloads")
+def apply_overloads(tmp_path, fixture: str, package: str):
+    """apply, trying late-overloads only, on the fixture as a repository: (the repository, its late-overloads entry,
+    kept with the same output)."""
+    repo = fixture_repo(tmp_path, fixture)
     request = build_request(
-        command=[PYTHON, "-m", "linfit"], cwd=repo, branch="wf/overloads", samples=1, only=["late-overloads"],
+        command=[PYTHON, "-m", package], cwd=repo, branch="wf/overloads", samples=1, only=["late-overloads"],
         test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
     )
-    result = run_apply(request)
-    (entry,) = [e for e in result.ledger.entries if e.slug == "late-overloads"]
+    (entry,) = [e for e in run_apply(request).ledger.entries if e.slug == "late-overloads"]
     assert entry.outcome == KEPT, entry.reason
-    assert entry.numbers.structure["identities"] == (3, 2)
     assert entry.numbers.output == "identical"
+    return repo, entry
+
+
+def test_apply_keeps_the_overload_with_one_build_of_the_module_and_the_same_output(tmp_path):
+    repo, entry = apply_overloads(tmp_path, "factory_overloads", "linfit")
+    assert entry.numbers.structure["identities"] == (3, 2)
     assert git(repo, "diff", "--name-only", "main..wf/overloads") == "linfit/optim.py"
     optim = git(repo, "show", "wf/overloads:linfit/optim.py")
     registered = optim.index("    wp.overload(\n        momentum_step,")
@@ -63,16 +69,8 @@ def test_apply_keeps_the_overload_with_one_build_of_the_module_and_the_same_outp
 
 
 def test_apply_registers_both_generics_of_one_file_in_one_commit_and_the_module_builds_once(tmp_path):
-    repo = fixture_repo(tmp_path, "late_overloads")
-    request = build_request(
-        command=[PYTHON, "-m", "mixedprec"], cwd=repo, branch="wf/overloads", samples=1, only=["late-overloads"],
-        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
-    )
-    result = run_apply(request)
-    (entry,) = [e for e in result.ledger.entries if e.slug == "late-overloads"]
-    assert entry.outcome == KEPT, entry.reason
+    repo, entry = apply_overloads(tmp_path, "late_overloads", "mixedprec")
     assert entry.numbers.structure["identities"] == (6, 1)
-    assert entry.numbers.output == "identical"
     assert git(repo, "rev-list", "--count", "main..wf/overloads") == "1"
     blas = git(repo, "show", "wf/overloads:mixedprec/blas.py")
     assert blas.count("wp.overload(") == 6  # three instances of each kernel
