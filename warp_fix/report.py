@@ -231,6 +231,7 @@ class Trace:
     cuda_toolkit: str = ""  # "12.9": the toolkit Warp's CUDA runtime compiles with; "" without CUDA
     kernel_times: list[KernelTime] = field(default_factory=list)  # only with kernel timing on
     lto_builds: list[LtoBuild] = field(default_factory=list)
+    main_file: str = ""  # the file Python ran as __main__ (absolute); "" for `python -c` or an unknown end
 
 
 @dataclass
@@ -519,6 +520,7 @@ def trace_from_json(data: dict) -> Trace:
         cuda_toolkit=data.get("cuda_toolkit", ""),
         kernel_times=[KernelTime(**x) for x in data.get("kernel_times", [])],
         lto_builds=[with_site(LtoBuild, x) for x in data.get("lto_builds", [])],
+        main_file=data.get("main_file", ""),
     )
 
 

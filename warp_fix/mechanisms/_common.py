@@ -73,10 +73,12 @@ def expected_effect(finding: Finding, builds: int | None = None, cost_ms: float 
 
 
 def entry_file(report: Report, index: SourceIndex) -> str | None:
-    """The file the measured command runs first: `python -m pkg` -> pkg/__main__.py, `python x.py` -> x.py."""
+    """The file the measured command runs first: the one the run executed as __main__ when it is the repository's
+    (a src/ layout's or an installed package's `python -m pkg` included), else from the command: `python -m pkg` ->
+    pkg/__main__.py, `python x.py` -> x.py, `app-run` -> the file of the console script's function."""
     command = report.command
     cwd = Path(report.cwd)
-    candidates = []
+    candidates = [Path(report.trace.main_file)] if report.trace.main_file else []
     if "-m" in command[:-1]:
         module = command[command.index("-m") + 1]
         base = cwd / Path(*module.split("."))
@@ -87,7 +89,9 @@ def entry_file(report: Report, index: SourceIndex) -> str | None:
         real = os.path.realpath(path)
         if os.path.isfile(real) and real.startswith(root + os.sep):
             return Path(os.path.relpath(real, root)).as_posix()
-    points = [e.file for e in index.entry_points if e.in_repo and e.file]
+    name = Path(command[0]).name if command else ""
+    scripts = [e.file for e in index.entry_points if e.kind == "console_script" and e.file and e.name == name]
+    points = scripts + [e.file for e in index.entry_points if e.in_repo and e.file]
     return points[0] if points else None
 
 

@@ -76,6 +76,7 @@ def read_trace(directory: Path, project_root: Path) -> tuple[Trace, TraceFacts]:
             elif kind == "end":
                 ended = True
                 trace.cuda_toolkit = event.get("cuda_toolkit") or trace.cuda_toolkit
+                trace.main_file = event.get("main_file") or trace.main_file  # the outermost process ends last
                 trace.launch_count += event.get("launch_count", 0)
                 trace.launch_digest = _combine(trace.launch_digest, event.get("launch_digest", ""))
             elif kind in _EVENT_TYPES:

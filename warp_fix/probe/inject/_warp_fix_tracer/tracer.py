@@ -112,9 +112,16 @@ class Tracer:
                 launch_count=self.launch_count,
                 launch_digest=self.launch_digest.hexdigest(),
                 cuda_toolkit=self._cuda_toolkit(),
+                main_file=self._main_file(),
             )
         except Exception:
             pass
+
+    @staticmethod
+    def _main_file() -> str:
+        """The file run as __main__ (`python -m pkg` in a src/ layout or installed: its real path), "" if none."""
+        path = getattr(sys.modules.get("__main__"), "__file__", None)
+        return os.path.abspath(path) if isinstance(path, str) else ""
 
     def _cuda_toolkit(self) -> str:
         """The CUDA toolkit Warp's runtime compiles with ("12.9"), or "" without an initialised CUDA runtime."""
