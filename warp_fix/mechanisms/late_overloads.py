@@ -126,8 +126,8 @@ class LateOverloads(Mechanism):
             elif not generic["removes"]:
                 yield NotProposed(
                     finding.slug,
-                    f"generic kernel {kernel}'s new instances arrived in builds that happen anyway "
-                    f"({generic['forced_by'][0]}): registering them up front removes no build",
+                    f"generic kernel {kernel} ({file}:{generic['line']}): its new instances arrived in builds "
+                    f"that happen anyway ({generic['forced_by'][0]}): registering them up front removes no build",
                 )
             elif generic["unreadable"] or not generic["overloads"]:
                 yield NotProposed(
