@@ -123,7 +123,7 @@ class LateOverloads(Mechanism):
                     "it, so the module would still build twice"
                     + (f"; calling {maker.split(' (')[0]} for its types at import would name it in time" * bool(maker)),
                 )
-            elif not generic["removes"]:
+            elif not generic["removable"]:
                 yield NotProposed(
                     finding.slug,
                     f"generic kernel {kernel} ({file}:{generic['line']}): its new instances arrived in builds "
@@ -329,8 +329,8 @@ def _registration(finding: Finding, generics: list[dict[str, Any]]) -> Fix:
     names = [g["name"] for g in generics]
     factories = {g["factory"] for g in generics}
     factory = factories.pop() if len(factories) == 1 else None
-    removes = sum(g["removes"] for g in generics)
-    removes_ms = round(sum(g["removes_ms"] for g in generics), 3)
+    removable = {seq: ms for g in generics for seq, ms in g["removable"].items()}  # one rebuild may need several
+    removes, removes_ms = len(removable), round(sum(removable.values()), 3)
     return Fix(
         id="",
         slug=finding.slug,
@@ -388,15 +388,13 @@ def _count_rebuild(generic: dict[str, Any], rebuild: Rebuild) -> None:
     A rebuild that also has another cause (a new CUDA block size, a late option or kernel) happens anyway; the
     instance registered up front would only enlarge the earlier builds.
     """
-    generic.setdefault("removes", 0)
-    generic.setdefault("removes_ms", 0.0)
+    generic.setdefault("removable", {})  # build seq -> its module ms
     generic.setdefault("forced_by", [])
     others = [reason.detail for reason in rebuild.reasons if reason.kind != "generic-instance"]
     if others:
         generic["forced_by"] += [detail for detail in others if detail not in generic["forced_by"]]
     else:
-        generic["removes"] += 1
-        generic["removes_ms"] = round(generic["removes_ms"] + rebuild.module_ms, 3)
+        generic["removable"][rebuild.build_seq] = rebuild.module_ms
 
 
 def _overload_site(trace, key: str) -> str:
