@@ -153,9 +153,10 @@ def test_ledger_is_saved_under_the_git_dir_with_total(applied):
     assert data["status"] == "complete" and data["total"]["structure"]["generated_source_bytes"]
     # baseline, then one candidate sample per decisive fix (the accepted state's measurement is reused;
     # F1 takes more only if its timing contradicted its structure), and three fresh pairs for F4 whose
-    # verdict rests on timing
+    # verdict rests on timing: INCONCLUSIVE, or REGRESSED when a loaded machine's noise leaves the band
     calls = data["probe_calls_by_verdict"]
-    assert (calls["baseline"], calls["INVALID"], calls["INCONCLUSIVE"]) == (1, 1, 6) and calls["IMPROVED"] >= 1
+    assert (calls["baseline"], calls["INVALID"]) == (1, 1) and calls["IMPROVED"] >= 1
+    assert calls.get("INCONCLUSIVE", 0) + calls.get("REGRESSED", 0) == 6
 
 
 def test_warnings_mention_uncommitted_changes(applied):
