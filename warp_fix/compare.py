@@ -227,8 +227,19 @@ def compare(
     if comparison.structure_mixed:
         notes.append("structure mixed: " + ", ".join(f"{k} {'+' if v > 0 else '-'}" for k, v in moved.items() if v))
     comparison.judged_on = judged.metric
-    comparison.verdict = _verdict(comparison, judged)
+    comparison.verdict = _verdict(comparison, judged, _same_work(before, after))
     return comparison
+
+
+def _same_work(before: Report, after: Report) -> bool:
+    """Both runs built the very same module identities, loaded the same way: the compile work is the same, so
+    no timing difference between them can be the change's (a no-op edit on a noisy machine)."""
+    state = _state(before)
+    return bool(state) and state == _state(after) and _loads(before) == _loads(after)
+
+
+def _loads(report: Report) -> list[tuple]:
+    return [(c.function, c.devices, c.modules, c.block_dim, c.max_workers) for c in report.trace.load_calls]
 
 
 def _note_renamed_source(c: Comparison) -> None:
@@ -250,7 +261,7 @@ def _note_renamed_source(c: Comparison) -> None:
     )
 
 
-def _verdict(c: Comparison, judged: TimingDelta) -> str:
+def _verdict(c: Comparison, judged: TimingDelta, same_work: bool) -> str:
     if c.reasons:
         return INVALID
     if c.structural_loss:
@@ -268,6 +279,9 @@ def _verdict(c: Comparison, judged: TimingDelta) -> str:
             c.reasons.append(c.contradiction)
             return INCONCLUSIVE
         return IMPROVED
+    if judged.significant and same_work:
+        c.reasons.append(f"the same module identities, built the same way: {judged.line()} is noise, not the change")
+        return INCONCLUSIVE
     if judged.significant:
         c.reasons.append(judged.line())
         return IMPROVED if judged.delta < 0 else REGRESSED

@@ -18,7 +18,18 @@ from warp_fix.compare import IMPROVED, INCONCLUSIVE, Comparison, compare
 from warp_fix.model import SAFE, Fix, Plan
 from warp_fix.probe.measure import compile_elapsed, timing_stats
 from warp_fix.probe.stats import estimate_band, noise_band, stat
-from warp_fix.report import SCHEMA_VERSION, Launch, ModuleBuild, Output, Report, Sample, Stat, Summary, Trace
+from warp_fix.report import (
+    SCHEMA_VERSION,
+    Launch,
+    LoadCall,
+    ModuleBuild,
+    Output,
+    Report,
+    Sample,
+    Stat,
+    Summary,
+    Trace,
+)
 
 
 def sample(
@@ -95,6 +106,26 @@ def report(
         [],
         Output("sha", "", 0, 0, True),
     )
+
+
+# -- the same work ------------------------------------------------------------------------------------
+
+
+def test_a_timing_win_between_runs_that_built_the_same_identities_is_noise():
+    """A no-op edit: both states built the very same modules, so the cold runs did the same work."""
+    same = [("sim", "a1"), ("io", "b2")]
+    c = compare(report(4000.0, 4010.0, 3990.0, builds=same), report(3000.0, 3010.0, 2990.0, builds=same))
+    assert c.timing[1].significant  # the band alone would call it a win
+    assert c.verdict == INCONCLUSIVE
+    assert "the same module identities, built the same way" in c.reasons[0]
+
+
+def test_the_same_identities_loaded_in_parallel_are_other_work():
+    """A preload builds the same modules, overlapped: compile elapsed may really drop."""
+    same = [("sim", "a1"), ("io", "b2")]
+    preloaded = report(3000.0, 3010.0, 2990.0, builds=same)
+    preloaded.trace.load_calls = [LoadCall(0, "force_load", ["cuda:0"], ["sim", "io"], None, 2, None)]
+    assert compare(report(4000.0, 4010.0, 3990.0, builds=same), preloaded).verdict == IMPROVED
 
 
 # -- the noise band -------------------------------------------------------------------------------
