@@ -274,11 +274,22 @@ def test_log_cli_prints_rows_and_json(tmp_path):
 
 
 def test_a_saved_ledger_reads_back_as_the_same_ledger(tmp_path):
-    from warp_fix.apply.ledger import KEPT, Entry, Ledger, load_ledger, save_ledger
+    from warp_fix.apply.ledger import KEPT, Baseline, EditNote, Entry, Ledger, load_ledger, save_ledger
 
     entry = Entry("F1", FIX.slug, FIX.title, SAFE, KEPT, "structure shrank", ["a.py"], "abc123", numbers())
     entry.tests = TestSummary("pytest -q", True, 0, 3.2)
-    ledger = Ledger("wf/s", "base", "main", ["python", "app.py"], "", "rule", "complete", [entry], total=numbers())
+    entry.notes = [EditNote("a.py", "removed-import", "imports left unused removed: os")]
+    baseline = Baseline(1000.0, None, "the warm run compiled too", 4, 900, 0, 2, True)
+    ledger = Ledger("wf/s", "base", "main", ["python", "app.py"], "", "rule", "complete", [entry], baseline, numbers())
     save_ledger(ledger, tmp_path)
     assert load_ledger(tmp_path, "wf/s") == ledger
     assert load_ledger(tmp_path, "wf/other") is None
+
+
+def test_the_codemod_s_notes_come_after_the_description():
+    from warp_fix.apply.ledger import EditNote
+
+    unused = "f(): parameter `module` is no longer used (kept: callers may still pass it)"
+    message = commit_message(FIX, numbers(), None, "decisive", [EditNote("a.py", "unused-parameter", unused)])
+    notes = "Codemod notes:\n- a.py: f(): parameter `module` is no longer used (kept: callers may\n  still pass it)"
+    assert f"built once.\n\n{notes}\n\nMeasured against" in message

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 
 from warp_fix.apply.git import Git
-from warp_fix.apply.ledger import Numbers, TestSummary
+from warp_fix.apply.ledger import EditNote, Numbers, TestSummary
 from warp_fix.apply.trailers import Change, CommitTrailers, TrailerCodec
 from warp_fix.metrics import STRUCTURE, TRAILED, Metric
 from warp_fix.model import Fix
@@ -15,8 +16,12 @@ FALLBACK_EMAIL = "warp-fix@localhost"
 WIDTH = 72
 
 
-def commit_message(fix: Fix, numbers: Numbers, tests: TestSummary | None, sampling: str) -> str:
+def commit_message(
+    fix: Fix, numbers: Numbers, tests: TestSummary | None, sampling: str, notes: Sequence[EditNote] = ()
+) -> str:
     body = [_wrap(fix.description)] if fix.description else []
+    if notes:
+        body.append(_edit_notes(notes))
     body.append(_measurements(numbers, sampling))
     body.append(_tests_line(tests))
     return "\n\n".join([fix.title.strip().rstrip("."), *body, trailers(fix, numbers)]) + "\n"
@@ -57,6 +62,12 @@ def _measurements(n: Numbers, sampling: str) -> str:
     lines.append(f"- program output preserved: {output}" + (f", {n.output_detail}" if n.output_detail else ""))
     lines += [f"- output {rule}" for rule in n.output_rules]
     lines += [f"- note: {note}" for note in n.notes]
+    return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
+
+
+def _edit_notes(notes: Sequence[EditNote]) -> str:
+    """What the edit left or cleaned up that the diff does not show, file by file."""
+    lines = ["Codemod notes:"] + [f"- {note.file}: {note.message}" for note in notes]
     return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
 
 

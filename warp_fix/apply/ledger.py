@@ -113,6 +113,16 @@ class TestSummary:
     tail: str = ""
 
 
+@dataclass(frozen=True)
+class EditNote:
+    """What a codemod's edit made stale and left, or cleaned up on the side: the diff does not show it, so the
+    commit body says it (e.g. "imports left unused removed: atexit")."""
+
+    file: str  # relative to the repository root
+    kind: str  # "unused-parameter" | "stale-docstring" | "removed-import" | "removed-helper" | "kept-helper"
+    message: str
+
+
 @dataclass
 class Entry:
     fix_id: str
@@ -127,6 +137,7 @@ class Entry:
     tests: TestSummary | None = None
     expected: str = ""  # the planner's untested estimate (shown for declined fixes, labelled)
     retry_of: str = ""  # the id of this fix's dropped try, when a later kept fix changed its module
+    notes: list[EditNote] = field(default_factory=list)  # from the codemod, for the commit body
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Entry:
@@ -136,8 +147,23 @@ class Entry:
                 **data,
                 "numbers": Numbers.from_json(numbers) if numbers else None,
                 "tests": TestSummary(**tests) if tests else None,
+                "notes": [EditNote(**note) for note in data["notes"]],
             }
         )
+
+
+@dataclass
+class Baseline:
+    """The baseline measurement in brief: medians and counts apply started from."""
+
+    cold_module_ms: float
+    compile_elapsed_ms: float | None  # None: not applicable (see compile_elapsed_na)
+    compile_elapsed_na: str
+    identities: int
+    generated_source_bytes: int
+    warm_builds: int
+    samples: int
+    output_deterministic: bool | None
 
 
 @dataclass
@@ -150,7 +176,7 @@ class Ledger:
     sampling_rule: str
     status: str = "running"  # running | complete | interrupted | failed | dry-run
     entries: list[Entry] = field(default_factory=list)
-    baseline: dict[str, Any] = field(default_factory=dict)
+    baseline: Baseline | None = None
     total: Numbers | None = None
     total_note: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -173,12 +199,13 @@ class Ledger:
         """The one reader of a saved ledger (ValueError when it was written by another version)."""
         if data.get("version") != LEDGER_VERSION:
             raise ValueError(f"ledger version {data.get('version')}, not {LEDGER_VERSION}")
-        total = data["total"]
+        total, baseline = data["total"], data["baseline"]
         return cls(
             **{
                 **data,
                 "entries": [Entry.from_json(entry) for entry in data["entries"]],
                 "total": Numbers.from_json(total) if total else None,
+                "baseline": Baseline(**baseline) if baseline else None,
             }
         )
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from warp_fix.apply import budget
 from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
@@ -19,6 +20,8 @@ from warp_fix.apply.ledger import (
     DROPPED,
     KEPT,
     OFFERED,
+    Baseline,
+    EditNote,
     Entry,
     Ledger,
     Numbers,
@@ -36,6 +39,9 @@ from warp_fix.model import Fix, Plan
 from warp_fix.output_model import OutputModel, OutputModelError, learn
 from warp_fix.probe import ProbeError
 from warp_fix.report import Report
+
+if TYPE_CHECKING:
+    from codemods import CodemodResult
 
 Planner = Callable[[Report, Path, list[str]], Plan]
 Progress = Callable[[str], None]
@@ -279,16 +285,17 @@ class ApplySession:
             raise
 
     def _try(self, fix: Fix, entry: Entry) -> Entry:
-        from codemods import CodemodRefused, apply_codemod
+        from codemods import CodemodRefused
 
         entry.outcome = DROPPED
         try:
-            changed = apply_codemod(fix.codemod or "", self.workspace.candidate, dict(fix.args))
+            edit = run_fix_codemod(fix, self.workspace.candidate)
         except CodemodRefused as exc:
             return self._drop(entry, f"codemod refused: {exc}")
         except Exception as exc:  # a codemod bug must not end the run: record it and go on
             return self._drop(entry, f"codemod failed: {type(exc).__name__}: {exc}")
-        entry.files = sorted(p.resolve().relative_to(self.workspace.candidate).as_posix() for p in changed)
+        entry.files = sorted(p.resolve().relative_to(self.workspace.candidate).as_posix() for p in edit.changed)
+        entry.notes = [EditNote(note.file, note.kind, note.message) for note in edit.notes]
         if not entry.files:
             return self._drop(entry, "nothing to change (the code already has this fix?)")
         hit = self.gate.protected_hit(entry.files)
@@ -358,7 +365,7 @@ class ApplySession:
             )
         if self.gate.offers_only(fix):
             return self._offer(fix, entry, "needs consent: {trade}; rerun with --allow " + fix.slug + " to keep it")
-        message = commit_message(fix, entry.numbers, entry.tests, arms.stop.why)
+        message = commit_message(fix, entry.numbers, entry.tests, arms.stop.why, entry.notes)
         entry.commit = commit_files(self.workspace.candidate_git, entry.files, message)
         entry.outcome = KEPT
         entry.reason = "; ".join(arms.comparison.reasons)
@@ -476,20 +483,27 @@ class DryRun:
         return ApplyResult(ledger, plan)
 
 
-def _baseline_numbers(report: Report) -> dict:
+def run_fix_codemod(fix: Fix, root: Path) -> CodemodResult:
+    """The one call into codemods: the fix's edit in the checkout at `root`, with the notes it reports."""
+    from codemods import run_codemod
+
+    return run_codemod(fix.codemod or "", root, dict(fix.args))
+
+
+def _baseline_numbers(report: Report) -> Baseline | None:
     s = report.summary
     if s is None:
-        return {}
-    return {
-        "cold_module_ms": s.cold_module_ms.median,
-        "compile_elapsed_ms": None if s.compile_elapsed_na else s.compile_elapsed_ms.median,
-        "compile_elapsed_na": s.compile_elapsed_na,
-        "identities": s.identities,
-        "generated_source_bytes": s.generated_source_bytes,
-        "warm_builds": s.warm_builds,
-        "samples": len(report.samples),
-        "output_deterministic": report.output.deterministic,
-    }
+        return None
+    return Baseline(
+        cold_module_ms=s.cold_module_ms.median,
+        compile_elapsed_ms=None if s.compile_elapsed_na else s.compile_elapsed_ms.median,
+        compile_elapsed_na=s.compile_elapsed_na,
+        identities=s.identities,
+        generated_source_bytes=s.generated_source_bytes,
+        warm_builds=s.warm_builds,
+        samples=len(report.samples),
+        output_deterministic=report.output.deterministic,
+    )
 
 
 def _difference(report: Report) -> str:
