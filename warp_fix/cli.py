@@ -6,11 +6,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 
 from warp_fix.cli_parser import build_parser
+
+if TYPE_CHECKING:
+    from warp_fix.probe import SampleStarted
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # regression, invalid comparison, command failing at baseline
@@ -35,17 +39,25 @@ def _progress(console: Console):
     return lambda text: console.print(f"[dim]{escape(text)}[/]", highlight=False)
 
 
+def _sample_lines(console: Console):
+    """Each sample measure starts, as a dim line."""
+
+    def show(event: SampleStarted) -> None:
+        console.print(f"[dim]{escape(event.line())}[/]", highlight=False)
+
+    return show
+
+
 def _sample_bar(console: Console, samples: int):
-    """A rich progress bar over the cold+warm samples (measure reports "sample i/n" as it starts each)."""
+    """A rich progress bar over the cold+warm samples, advanced by the SampleStarted events of measure."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("measuring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console, transient=True)
     task = bar.add_task("samples", total=samples)
 
-    def advance(text: str) -> None:
-        done = int(text.split()[-1].split("/")[0]) - 1 if text.startswith("sample ") else 0
-        bar.update(task, completed=done)
+    def advance(event: SampleStarted) -> None:
+        bar.update(task, completed=event.index - 1)
 
     return bar, advance
 
@@ -107,7 +119,7 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
             Path(args.cwd),
             samples=args.samples,
             timeout=args.timeout,
-            progress=_progress(console),
+            progress=_sample_lines(console),
         )
     root = Path(args.root or report.cwd)
     if not root.is_dir():
@@ -216,7 +228,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     baseline = None if args.update else load_report(args.baseline)
     current = measure(
         command, Path(args.cwd), samples=args.samples, timeout=args.timeout or defaults.timeout,
-        progress=_progress(console),
+        progress=_sample_lines(console),
     )
     if baseline is None:
         current.save(args.baseline)

@@ -50,12 +50,16 @@ def apply_overloads(tmp_path, fixture: str, package: str):
     kept with the same output)."""
     repo = fixture_repo(tmp_path, fixture)
     request = build_request(
-        command=[PYTHON, "-m", package], cwd=repo, branch="wf/overloads", samples=1, only=["late-overloads"],
+        command=[PYTHON, "-m", package],
+        cwd=repo,
+        branch="wf/overloads",
+        samples=1,
+        only=["late-overloads"],
         test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
     )
     (entry,) = [e for e in run_apply(request).ledger.entries if e.slug == "late-overloads"]
     assert entry.outcome == KEPT, entry.reason
-    assert entry.numbers.output == "identical"
+    assert entry.numbers.output_detail == "identical"
     return repo, entry
 
 
