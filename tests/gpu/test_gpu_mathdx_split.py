@@ -60,9 +60,9 @@ def applied(tmp_path_factory):
 def test_each_lto_build_is_attributed_to_its_kernel(applied):
     plan, _ = applied
     finding = next(f for f in plan.findings if f.slug == "mathdx-lto")
-    (module,) = finding.details["modules"]
-    assert module["module"] == "gemms.kernels"
-    assert {key: used["options"] for key, used in module["kernels"].items()} == {
+    (module,) = finding.facts.modules
+    assert module.module == "gemms.kernels"
+    assert {key: used.options for key, used in module.kernels.items()} == {
         "gemm16": ["enable_mathdx_gemm"],
         "gemm32": ["enable_mathdx_gemm"],
     }

@@ -26,9 +26,9 @@ def plan(measured):
 def test_the_instance_added_after_the_first_load_is_found_in_the_factory(plan):
     found = next(f for f in plan.findings if f.slug == "late-overloads")
     assert found.status == "fired" and found.extra_builds == 1
-    (generic,) = found.details["generics"]
-    assert generic["key"] == "_create_kernels__locals__momentum_step"
-    assert (generic["file"], generic["line"], generic["factory"]) == ("linfit/optim.py", 14, "_create_kernels")
+    (generic,) = found.facts.generics
+    assert generic.key == "_create_kernels__locals__momentum_step"
+    assert (generic.file, generic.line, generic.factory) == ("linfit/optim.py", 14, "_create_kernels")
     assert any(e.detail == "generic kernel momentum_step defined inside _create_kernels()" for e in found.evidence)
 
 
