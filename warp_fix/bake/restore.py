@@ -29,6 +29,7 @@ class RestoreResult:
     written: int  # files placed
     kept: int  # files the cache already held, byte-identical (--merge)
     wall_ms: float
+    environment_ms: float  # of wall_ms: reading this machine's environment (one Warp start in a subprocess)
 
 
 def restore(
@@ -38,7 +39,9 @@ def restore(
     manifest = verify_archive(archive)
     if expect_key and not manifest.key.startswith(expect_key):
         raise BakeError(f"refused: key mismatch: archive {manifest.key}, expected {expect_key}")
+    probe_start = time.perf_counter()
     machine = probe_machine(python, cache)
+    environment_ms = (time.perf_counter() - probe_start) * 1000.0
     problems = refusals(manifest, machine.environment)
     if problems:
         raise BakeError(f"refused {archive.name}: " + "; ".join(problems))
@@ -46,7 +49,8 @@ def restore(
     kept = _files_already_there(root, manifest, merge)
     written = _place(archive, root, kept)
     _keep_manifest(root, manifest)
-    return RestoreResult(root, manifest, written, len(kept), (time.perf_counter() - start) * 1000.0)
+    wall_ms = (time.perf_counter() - start) * 1000.0
+    return RestoreResult(root, manifest, written, len(kept), wall_ms, environment_ms)
 
 
 def _files_already_there(root: Path, manifest: Manifest, merge: bool) -> set[str]:

@@ -49,8 +49,13 @@ def verify(
     builds = [b for b in run.trace.builds if b.status != "error"]
     cache_dir = next((b.cache_dir for b in builds if b.cache_dir), "") or ""
     manifests = [manifest] if manifest is not None else (restored_manifests(Path(cache_dir)) if cache_dir else [])
+    clears = tuple(
+        f"the run called {op.kind}()" + (f" at {op.site}" if op.site else "") + ": it deletes restored entries"
+        for op in run.trace.cache_ops
+        if op.kind in ("clear_kernel_cache", "clear_lto_cache")
+    )
     misses = tuple(
-        Miss(b.module, b.hash, b.device, b.block_dim, explain(b, manifests, run.environment, cache_dir))
+        Miss(b.module, b.hash, b.device, b.block_dim, clears + explain(b, manifests, run.environment, cache_dir))
         for b in builds
         if b.status == "compiled"
     )
