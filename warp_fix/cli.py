@@ -283,6 +283,8 @@ def bake_key(args: argparse.Namespace) -> tuple[list[str], int]:
     from warp_fix.report import load_report
 
     if args.from_report:
+        if args.arch:
+            raise UsageError("--arch needs a bake run: a report holds no ahead-of-time binaries (drop --from-report)")
         return [key_of_report(load_report(args.from_report))], EXIT_OK
     return [key_of_run(_bake_command(args), Path(args.cwd), args.timeout, _archs(args))], EXIT_OK
 

@@ -145,3 +145,12 @@ def test_bake_of_a_failing_command_is_one_line(tmp_path, capsys):
     assert main(["bake", "--cwd", str(tmp_path), "--", sys.executable, "-c", "raise SystemExit(3)"]) == 2
     error = capsys.readouterr().err.strip()
     assert error.startswith("warp-fix: error:") and len(error.splitlines()) == 1
+
+
+def test_key_from_a_report_matches_the_archive(baked, tiny_app, tmp_path, capsys):
+    from warp_fix.probe import measure
+
+    measure(COMMAND, tiny_app, samples=1).save(tmp_path / "report.json")
+    assert main(["bake", "key", "--from-report", str(tmp_path / "report.json")]) == 0
+    assert capsys.readouterr().out.strip() == baked.manifest.key
+    assert main(["bake", "key", "--arch", "86", "--from-report", str(tmp_path / "report.json")]) == 2

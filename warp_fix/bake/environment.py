@@ -51,10 +51,10 @@ def probe_machine(python: str | None = None, cache: Path | None = None) -> Machi
 
 def environment_from_record(trace_dir: Path) -> tuple[Environment | None, list[dict], list[str]]:
     """The environment, AOT artifacts and AOT errors a baked run wrote at exit (None: it wrote none)."""
-    records = sorted(trace_dir.glob("bake-*.json"))
+    records = sorted(trace_dir.glob("bake-*.json"), key=lambda path: path.stat().st_mtime)
     if not records:
         return None, [], []
-    data = json.loads(records[-1].read_text())  # the outermost Warp process exits last
+    data = json.loads(records[-1].read_text())  # the outermost Warp process exits, and writes, last
     aot = data.get("aot", {})
     environment = Environment.from_json(data["environment"]) if data.get("environment") else None
     return environment, list(aot.get("artifacts", [])), [str(e) for e in aot.get("errors", [])]

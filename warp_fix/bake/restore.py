@@ -17,7 +17,7 @@ from warp_fix.bake.archive import extract_archive, verify_archive
 from warp_fix.bake.collect import sha256_file
 from warp_fix.bake.environment import probe_machine, refusals
 from warp_fix.bake.errors import BakeError
-from warp_fix.bake.manifest import Manifest
+from warp_fix.bake.manifest import Manifest, ManifestError
 
 MANIFESTS_DIR = ".warp-fix-bake"  # restored manifests, which `bake verify` reads when none is given
 
@@ -111,5 +111,12 @@ def _keep_manifest(root: Path, manifest: Manifest) -> None:
 
 
 def restored_manifests(root: Path) -> list[Manifest]:
+    """The manifests earlier restores left in this cache."""
     folder = root / MANIFESTS_DIR
-    return [Manifest.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+    manifests = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            manifests.append(Manifest.loads(path.read_bytes()))
+        except ManifestError as exc:
+            raise BakeError(f"{path}: {exc}") from None
+    return manifests

@@ -47,7 +47,7 @@ def cold_run(
         if archs:
             env["WARP_FIX_BAKE_ARCHS"] = ",".join(str(a) for a in archs)
         run = _run(command, cwd, env, sandbox.trace_dir("bake"), timeout, {str(sandbox.root).encode(): b"<private>"})
-        roots = {b.cache_dir for b in run.trace.builds if b.cache_dir}
+        roots = {b.cache_dir for b in run.trace.builds if b.cache_dir and b.cache_dir != "None"}
         outside = sorted(r for r in roots if not Path(r).resolve().is_relative_to(sandbox.warp_cache.resolve()))
         if outside:
             raise BakeError(

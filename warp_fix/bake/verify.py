@@ -47,7 +47,7 @@ def verify(
 ) -> VerifyResult:
     run = run_on_cache(command, cwd, timeout, cache)
     builds = [b for b in run.trace.builds if b.status != "error"]
-    cache_dir = next((b.cache_dir for b in builds if b.cache_dir), "") or ""
+    cache_dir = next((b.cache_dir for b in builds if b.cache_dir and b.cache_dir != "None"), "")
     manifests = [manifest] if manifest is not None else (restored_manifests(Path(cache_dir)) if cache_dir else [])
     clears = tuple(
         f"the run called {op.kind}()" + (f" at {op.site}" if op.site else "") + ": it deletes restored entries"
