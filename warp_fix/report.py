@@ -200,6 +200,18 @@ class TapeUse:
 
 
 @dataclass
+class GradientUse:
+    """Runtime evidence that a module is differentiated: a tape recorded one of its kernels ("recorded") or ran
+    its adjoint ("adjoint"), wherever the launch came from (a helper file, an installed library)."""
+
+    seq: int
+    kind: str  # "recorded" | "adjoint"
+    module: str
+    kernel: str
+    site: Site | None
+
+
+@dataclass
 class LoadCall:
     seq: int
     function: str  # force_load | load_module
@@ -234,6 +246,7 @@ class Trace:
     kernel_defs: list[KernelDef] = field(default_factory=list)
     overloads: list[OverloadCall] = field(default_factory=list)
     tapes: list[TapeUse] = field(default_factory=list)
+    gradient_uses: list[GradientUse] = field(default_factory=list)  # first per (kind, module); older reports: none
     load_calls: list[LoadCall] = field(default_factory=list)
     tracer_errors: list[str] = field(default_factory=list)
     complete: bool = True  # False when the process ended before the tracer's exit hook ran
@@ -562,6 +575,7 @@ def trace_from_json(data: dict) -> Trace:
         kernel_defs=[kernel_def_from_json(x) for x in data.get("kernel_defs", [])],
         overloads=[with_site(OverloadCall, x) for x in data.get("overloads", [])],
         tapes=[with_site(TapeUse, x) for x in data.get("tapes", [])],
+        gradient_uses=[with_site(GradientUse, x) for x in data.get("gradient_uses", [])],
         load_calls=[with_site(LoadCall, x) for x in data.get("load_calls", [])],
         tracer_errors=list(data.get("tracer_errors", [])),
         complete=data.get("complete", True),
