@@ -1,0 +1,47 @@
+"""An option fix is proven by its builds: a module compiled with the new value and another hash. A setting that
+ran too late moves no module, and the reason says where it ran relative to the modules."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.option_effect import no_effect_reason, option_effects
+
+
+def backward(build, on: bool, hash_: str):
+    return replace(build, options={**build.options, "enable_backward": on}, hash=hash_)
+
+
+SIM = case.build("sim")
+LATE_CONFIG = case.option_change(
+    "warp.config", {"enable_backward": False}, kind="config", modules_existing=["sim"], site=case.site("app.py", 4)
+)
+
+
+def test_a_module_built_with_the_new_value_and_another_hash_is_the_proof():
+    before = case.run(builds=[backward(SIM, True, "aaaa")]).report
+    after = case.run(builds=[backward(SIM, False, "bbbb")]).report
+    (effect,) = option_effects(before, after, ["enable_backward"])
+    assert effect.took_effect and effect.moved == ("sim on cpu",)
+
+
+def test_a_config_set_after_the_module_was_created_moves_nothing_and_says_where():
+    before = case.run(builds=[backward(SIM, True, "aaaa")]).report
+    after = case.run(builds=[backward(SIM, True, "aaaa")], option_changes=[LATE_CONFIG]).report
+    (effect,) = option_effects(before, after, ["enable_backward"])
+    assert not effect.took_effect
+    assert no_effect_reason(effect, after) == (
+        "no effect: wp.config.enable_backward was set at app.py:4, after module(s) sim were created "
+        "(Warp copies it at creation): module(s) sim on cpu built with the same enable_backward and hash"
+    )
+
+
+def test_a_module_option_set_after_the_first_load_says_so():
+    late = case.option_change("sim", {"enable_backward": False}, loaded=True, site=case.site("sim.py", 30))
+    before = case.run(builds=[SIM]).report
+    after = case.run(builds=[SIM], option_changes=[late]).report
+    (effect,) = option_effects(before, after, ["enable_backward"])
+    assert no_effect_reason(effect, after).startswith(
+        "no effect: enable_backward was set on sim at sim.py:30, after the module's first load"
+    )

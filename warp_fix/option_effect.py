@@ -1,0 +1,78 @@
+"""Did an option fix take effect? The proof is in the candidate's builds, not in its timing.
+
+Warp copies options into a module when the module is created (`wp.config`) or reads them at its build
+(`set_module_options`): a setting made too late is silently ignored, the module builds exactly as before, and
+any timing difference is noise. So an edit meant to change an option's effective value is proven only when a
+module the run built compiled with the new value and its hash moved. When none did, the outcome is "no effect",
+with where the setting ran relative to the modules it should have reached.
+
+Example: `wp.config.enable_backward = False` inserted below `import sim` (which creates module `sim`) leaves
+`sim` at enable_backward=True with the same hash: `option_effects(before, after, ["enable_backward"])` gives one
+`OptionEffect` whose `moved` is empty, and `no_effect_reason` says "wp.config.enable_backward was set at
+app.py:4, after module sim was created".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from warp_fix.report import ModuleBuild, OptionChange, Report
+
+
+@dataclass(frozen=True)
+class OptionEffect:
+    """One option a fix meant to change, and the modules (built in both runs) whose build it changed."""
+
+    option: str
+    moved: tuple[str, ...]  # modules that compiled with another value of the option, and another hash
+    unchanged: tuple[str, ...]  # modules built in both runs with the same value
+
+    @property
+    def took_effect(self) -> bool:
+        return bool(self.moved)
+
+
+def option_effects(before: Report, after: Report, options: list[str]) -> list[OptionEffect]:
+    """Per option: which modules' final builds changed its value (and their hash) between the two runs."""
+    first, second = _final_builds(before), _final_builds(after)
+    both = sorted(set(first) & set(second))
+    effects = []
+    for option in options:
+        moved = tuple(
+            f"{name} on {device}"
+            for name, device in both
+            if first[name, device].options.get(option) != second[name, device].options.get(option)
+            and first[name, device].hash != second[name, device].hash
+        )
+        unchanged = tuple(
+            f"{name} on {device}"
+            for name, device in both
+            if first[name, device].options.get(option) == second[name, device].options.get(option)
+        )
+        effects.append(OptionEffect(option, moved, unchanged))
+    return effects
+
+
+def no_effect_reason(effect: OptionEffect, after: Report) -> str:
+    """One sentence: which option moved no module, and where the candidate set it relative to the modules."""
+    setting = _last_setting(after, effect.option)
+    more = f" (+{len(effect.unchanged) - 3} more)" if len(effect.unchanged) > 3 else ""
+    modules = ", ".join(effect.unchanged[:3]) + more
+    built = f"module(s) {modules} built with the same {effect.option} and hash" if modules else "no module changed"
+    if setting is None:
+        return f"no effect: {built}"
+    where = f" at {setting.site.file}:{setting.site.line}" if setting.site else ""
+    if setting.kind == "config":
+        late = [m for m in setting.modules_existing if any(m == u.split(" on ")[0] for u in effect.unchanged)]
+        timing = f"after module(s) {', '.join(late[:3])} were created" if late else "after the modules it reaches"
+        return f"no effect: wp.config.{effect.option} was set{where}, {timing} (Warp copies it at creation): {built}"
+    timing = "after the module's first load" if setting.target_loaded else "where the module did not read it"
+    return f"no effect: {effect.option} was set on {setting.target}{where}, {timing}: {built}"
+
+
+def _final_builds(report: Report) -> dict[tuple[str, str], ModuleBuild]:
+    return {(b.module, b.device): b for b in report.trace.builds if b.status != "error"}
+
+
+def _last_setting(report: Report, option: str) -> OptionChange | None:
+    return next((c for c in reversed(report.trace.option_changes) if option in c.values), None)
