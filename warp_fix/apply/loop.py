@@ -288,7 +288,7 @@ class ApplySession:
 
         entry.outcome = DROPPED
         try:
-            changed = apply_codemod(fix.codemod or "", self.workspace.candidate, dict(fix.args))
+            changed = apply_codemod(fix.codemod or "", self.workspace.candidate, fix.places)
         except CodemodRefused as exc:
             return self._drop(entry, f"codemod refused: {exc}")
         except Exception as exc:  # a codemod bug must not end the run: record it and go on

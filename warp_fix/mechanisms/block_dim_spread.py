@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from codemods.specs import SplitByBlockDimArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
@@ -104,7 +105,7 @@ class BlockDimSpread(Mechanism):
                 f"module's own options ({options or 'none'}) go to each new module.",
                 safety=SAFE,
                 codemod="split_by_block_dim",
-                args={"file": file, "groups": named, "options": options},
+                places=(SplitByBlockDimArgs(file=file, groups=named, options=options),),
                 files=[file],
                 expected=expected_effect(finding),
                 expected_builds_removed=finding.extra_builds,

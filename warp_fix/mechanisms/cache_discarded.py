@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from codemods.specs import FileLine, KeepCacheArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, ms, ruled_out, runtime, static
@@ -116,14 +117,11 @@ class CacheDiscarded(Mechanism):
             return
         protected = sorted({m["function"] for m in details.get("maintenance", []) if m.get("function")})
         files = sorted({file for file, _ in sites})
-        args: dict = (
-            {"file": files[0], "lines": [line for _, line in sites]}
-            if len(files) == 1
-            else {"sites": [{"file": file, "line": line} for file, line in sites]}
+        args = KeepCacheArgs(
+            sites=tuple(FileLine(file, line) for file, line in sites),
+            protected_functions=protected,
+            helpers=details.get("helpers") or None,
         )
-        args["protected_functions"] = protected
-        if details.get("helpers"):
-            args["helpers"] = details["helpers"]
         yield Fix(
             id="",
             slug=finding.slug,
@@ -133,7 +131,7 @@ class CacheDiscarded(Mechanism):
             f"({', '.join(protected) or 'none found'}) keep clearing.",
             safety=SAFE,
             codemod="keep_cache",
-            args=args,
+            places=(args,),
             files=files,
             lines=[f"{file}:{line}" for file, line in sites],
             expected=_expected(details),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from codemods.specs import CpuMaxWorkersArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, ruled_out, runtime
@@ -56,7 +57,7 @@ class ConcurrentCpuLoad(Mechanism):
                 "module'; max_workers=1 keeps them sequential.",
                 safety=SAFE,
                 codemod="cpu_max_workers",
-                args={"file": file, "lines": sorted(lines)},
+                places=(CpuMaxWorkersArgs(file=file, lines=sorted(lines)),),
                 files=[file],
                 lines=[f"{file}:{line}" for line in lines],
                 expected="correctness: no concurrent first CPU load",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from codemods.specs import KernelsToModuleScopeArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
@@ -137,7 +138,7 @@ class KernelAfterLoad(Mechanism):
                 + "".join(_why_optional_moves(item) for item in optional.get((file, factory), [])),
                 safety=SAFE,
                 codemod="kernels_to_module_scope",
-                args={"file": file, "factory": factory, "kernels": kernels},
+                places=(KernelsToModuleScopeArgs(file=file, factory=factory, kernels=kernels),),
                 files=[file],
                 lines=[
                     f"{file}:{index.kernel_named(k, file).line}" for k in kernels if index.kernel_named(k, file)

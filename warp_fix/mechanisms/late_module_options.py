@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from codemods.specs import HoistOptionsArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import expected_effect, fired, ms, option_origin, ruled_out, runtime, static
@@ -135,7 +136,7 @@ class LateModuleOptions(Mechanism):
                 f"{call['module']} is built once with its final options instead of twice"
                 + (f" (its first build took {origins})." if origins else ".") + consent,
                 safety=CONSENT if numerics else SAFE, codemod="hoist_options",
-                args={"file": call["file"], "function": call["function"], "line": call["line"]},
+                places=(HoistOptionsArgs(file=call["file"], function=call["function"], line=call["line"]),),
                 files=[call["file"]], lines=[where], expected=expected_effect(finding),
                 expected_builds_removed=finding.extra_builds, expected_ms=finding.cost_ms,
                 allow_options=numerics or (["enable_backward"] if "enable_backward" in call["keys"] else []),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from codemods.specs import PreloadArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import entry_file, expected_effect, fired, ms, not_applicable, ruled_out
@@ -106,14 +107,16 @@ class SerialBuilds(Mechanism):
             "elapsed. Each module's real block_dim is declared so the preload builds the variant used.",
             safety=CONSENT,
             codemod="preload",
-            args={
-                "file": entry,
-                "modules": modules,
-                "device": details["device"],
-                "max_workers": len(modules),
-                "block_dims": details["modules"],
-                **where,
-            },
+            places=(
+                PreloadArgs(
+                    file=entry,
+                    modules=modules,
+                    device=details["device"],
+                    max_workers=len(modules),
+                    block_dims=details["modules"],
+                    **where,
+                ),
+            ),
             files=[entry],
             expected=f"compile elapsed down to at best ~{details['max_ms']:,.0f} ms "
             f"(ceiling {details['ceiling']}x; untested estimate)",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import asdict
 
+from codemods.specs import CallSiteArgumentArgs, ConfigAtEntryArgs, ModuleOptionsArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._attribution import (
     LIBRARY,
@@ -125,7 +126,7 @@ class UnusedBackward(Mechanism):
                 proposals.append(_per_module_fix(finding, module, source, module_level, inputs,
                                                  gradient_free.get(module), links))
             for proposal in proposals:
-                key = repr(proposal.args) if isinstance(proposal, Fix) else proposal.reason
+                key = repr(proposal.places) if isinstance(proposal, Fix) else proposal.reason
                 if key not in seen:
                     seen.add(key)
                     yield proposal
@@ -166,11 +167,9 @@ class UnusedBackward(Mechanism):
         modules = repo_modules + library
         files = [f for m in repo_modules for f in _files_of(final[m], inputs)]
         python_modules = [p for p in map(index.python_module_of, files) if p]
-        args = {"file": entry, "name": "enable_backward", "value": False}
         # the entry may not mention warp (never parsed): then the codemod looks for the module's import itself
         target = first_project_import(index, entry, [*python_modules, *library]) or next(iter(python_modules), None)
-        if target:
-            args["before_import"] = target
+        args = ConfigAtEntryArgs(file=entry, name="enable_backward", value=False, before_import=target or None)
         reason = (f"{why}: turning backward off in the module itself would break that code, so it is turned off "
                   "only in the measured command's process. " if repo_modules else "")
         yield Fix(
@@ -178,7 +177,7 @@ class UnusedBackward(Mechanism):
             description=f"{reason}No tape or adjoint launch of the measured command touches {', '.join(modules)}; "
             f"wp.config.enable_backward = False at the entry point {entry}, before the first import of the code that "
             "creates them, stops generating and compiling their adjoint code. Process-wide, hence consent.",
-            safety=CONSENT, codemod="config_at_entry", args=args, files=[entry],
+            safety=CONSENT, codemod="config_at_entry", places=(args,), files=[entry],
             expected=f"less generated source and native compile time in {len(modules)} module(s) (untested estimate)",
             allow_options=["enable_backward"],
         )
@@ -404,8 +403,8 @@ def _per_module_fix(
             description=f"{why}; the value is chosen where {provenance.callee}() is called, so it is changed there "
             "and the factory's default stays for its other callers.",
             safety=SAFE, codemod="call_site_argument", files=[file], expected=expected,
-            args={"file": file, "line": int(line), "callee": provenance.callee, "keyword": "enable_backward",
-                  "value": False},
+            places=(CallSiteArgumentArgs(file=file, line=int(line), callee=provenance.callee,
+                                         keyword="enable_backward", value=False),),
             allow_options=["enable_backward"],
         )
     if provenance.kind == "decorator":
@@ -414,20 +413,19 @@ def _per_module_fix(
     target = module_options_target(module, source, inputs)
     if isinstance(target, str):
         return NotProposed(finding.slug, f"{why}: {target}")
-    args: dict = {**target, "options": {"enable_backward": False}}
-    if "module" in args:
+    replaces = provenance.kind in ("set_module_options", "module_options", "options.update") and provenance.site
+    args = ModuleOptionsArgs(**target, options={"enable_backward": False}, replace=True if replaces else None)
+    if args.module is not None:
         where = f'wp.set_module_options({{"enable_backward": False}}, module="{module}")'
-    elif "kernel" in args:
-        where = f'module_options={{"enable_backward": False}} on {args["kernel"]}'
+    elif args.kernel is not None:
+        where = f'module_options={{"enable_backward": False}} on {args.kernel}'
     else:
         where = 'wp.set_module_options({"enable_backward": False}) at module scope'
-    if provenance.kind in ("set_module_options", "module_options", "options.update") and provenance.site:
-        args["replace"] = True
     return Fix(
         id="", slug=finding.slug, title=f"Turn off backward code in {module}",
-        description=f"{why}; {where} in {args['file']} stops generating and compiling its adjoint code"
+        description=f"{why}; {where} in {args.file} stops generating and compiling its adjoint code"
         + (" (the per-kernel flag would still link its adjoint GEMMs)." if links_mathdx else "."),
-        safety=SAFE, codemod="module_options", args=args, files=[args["file"]], expected=expected,
+        safety=SAFE, codemod="module_options", places=(args,), files=[args.file], expected=expected,
         allow_options=["enable_backward"],
     )
 
