@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from codemods.specs import CodemodArgs
 from warp_fix.model import Finding, Proposal
 from warp_fix.report import ModuleBuild, Rebuild, Report
 from warp_fix.scan.index import SourceIndex
@@ -50,8 +51,9 @@ class Inputs:
 class Example:
     """A situation (a small Report + SourceIndex) and what the mechanism must make of it.
 
-    `fixes` lists the (codemod, safety) of every Fix proposed, in order; `declined` is a phrase one of the
-    NotProposed reasons must contain. Either is checked only when given.
+    `fixes` lists the (codemod, safety) of every Fix proposed, in order; `places`, what each of those fixes
+    edits (its typed codemod arguments); `declined` is a phrase one of the NotProposed reasons must contain.
+    Each is checked only when given.
     """
 
     title: str
@@ -59,6 +61,7 @@ class Example:
     status: str
     fixes: tuple[tuple[str | None, str], ...] | None = None
     declined: str | None = None
+    places: tuple[tuple[CodemodArgs, ...], ...] | None = None
 
 
 class Mechanism:

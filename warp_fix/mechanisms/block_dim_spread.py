@@ -131,6 +131,7 @@ class BlockDimSpread(Mechanism):
             ),
             FIRED,
             fixes=(("split_by_block_dim", SAFE),),
+            places=((SplitByBlockDimArgs(file="sim.py", groups={"integrate": "sim_bd256", "reduce": "sim_bd64"}),),),
         ),
         Example(
             "a generic kernel launched at 128 and 256 beside one at 256: the split would add a module, so none",

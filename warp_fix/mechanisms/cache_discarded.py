@@ -211,6 +211,7 @@ class CacheDiscarded(Mechanism):
             ),
             FIRED,
             fixes=(("keep_cache", SAFE),),
+            places=((KeepCacheArgs(sites=(FileLine("app/__main__.py", 9), FileLine("app/env.py", 6))),),),
         ),
         Example(
             "a fixed kernel_cache_dir under /tmp that the next run reuses does not discard anything",

@@ -69,6 +69,7 @@ class ConcurrentCpuLoad(Mechanism):
             case.run(builds=[case.build("sim")], load_calls=[case.load_call(["cpu"], 4, site=case.site("app.py", 8))]),
             FIRED,
             fixes=(("cpu_max_workers", SAFE),),
+            places=((CpuMaxWorkersArgs(file="app.py", lines=[8]),),),
         ),
         Example(
             "parallel loads on a CUDA device only",

@@ -160,6 +160,7 @@ class KernelAfterLoad(Mechanism):
             ),
             FIRED,
             fixes=(("kernels_to_module_scope", SAFE),),
+            places=((KernelsToModuleScopeArgs(file="sim.py", factory="make", kernels=["damp"]),),),
         ),
         Example(
             "a late kernel at module scope of a file imported late: import order is the author's call",

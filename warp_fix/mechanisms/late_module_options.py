@@ -158,6 +158,7 @@ class LateModuleOptions(Mechanism):
             ),
             FIRED,
             fixes=(("hoist_options", SAFE),),
+            places=((HoistOptionsArgs(file="sim.py", function="setup", line=20),),),
         ),
         Example(
             "fast_math turned on after launches that ran without it: moving it changes their numerics",
