@@ -78,3 +78,70 @@ def measured():
         return cache[key]
 
     return get
+
+
+# --- The fast tier -------------------------------------------------------------------------------------------
+# `pytest -m "not slow"` runs every test that does not start a Warp program. A test is slow when it, or a helper
+# of its own module that it calls, starts one: through these names, or through a fixture that measures.
+STARTS_A_WARP_RUN = frozenset(
+    {"measure", "measure_inline", "run_apply", "run_cli", "run_demo", "run_tests", "subprocess", "main", "Popen"}
+)
+MEASURING_FIXTURES = frozenset({"measured", "plan_of", "run_warp"})
+
+
+def _called_names(function) -> set[str]:
+    import ast
+    import inspect
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+    return names
+
+
+def _module_runners(module) -> set[str]:
+    """The module's own functions that start a Warp run, directly or through each other (to a fixpoint)."""
+    import inspect
+
+    functions = {
+        name: _called_names(value)
+        for name, value in vars(module).items()
+        if inspect.isfunction(value) and value.__module__ == module.__name__
+    }
+    runners: set[str] = set()
+    while True:
+        found = {name for name, called in functions.items() if called & (STARTS_A_WARP_RUN | runners)}
+        if found <= runners:
+            return runners
+        runners |= found
+
+
+def _starts_one(function) -> bool:
+    import inspect
+
+    called = _called_names(function)
+    module = inspect.getmodule(function)
+    return bool(called & STARTS_A_WARP_RUN) or (module is not None and bool(called & _module_runners(module)))
+
+
+def starts_a_warp_run(item: pytest.Item) -> bool:
+    """The test function, or a fixture it uses (a module-scoped measurement, say), starts a Warp program."""
+    if MEASURING_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    fixtures = [d.func for defs in definitions.values() for d in defs if d.func.__module__.startswith("tests.")]
+    function = getattr(item, "function", None)
+    return any(_starts_one(f) for f in [*fixtures, *([function] if function else [])])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "slow" not in item.keywords and starts_a_warp_run(item):
+            item.add_marker(pytest.mark.slow)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from warp_fix import demo
+from warp_fix.apply.ledger import Entry, Ledger
 from warp_fix.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,7 +61,7 @@ def test_the_wheel_carries_the_example_and_the_skill(tmp_path):
 class FakeCli:
     """Stands in for `warp-fix` inside the demo: records each call and plays apply's part."""
 
-    def __init__(self, apply_code: int = 0, keep_fix: bool = True, entries: list[dict] | None = None):
+    def __init__(self, apply_code: int = 0, keep_fix: bool = True, entries: list[Entry] | None = None):
         self.calls: list[list[str]] = []
         self.apply_code = apply_code
         self.keep_fix = keep_fix
@@ -74,7 +75,7 @@ class FakeCli:
             self.python_seen = shutil.which("python")
         if argv[0] == "apply" and self.apply_code == 0:
             ledger = Path(argv[argv.index("--json") + 1])
-            ledger.write_text(json.dumps({"entries": self.entries}))
+            ledger.write_text(json.dumps(Ledger(demo.BRANCH, "", None, [], "", "", entries=self.entries).to_json()))
             git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
             subprocess.run([*git, "branch", demo.BRANCH], cwd=repo, check=True)
             if self.keep_fix:
@@ -113,7 +114,7 @@ def test_a_failing_apply_stops_the_demo_without_pointing_at_a_branch():
 
 
 def test_nothing_kept_says_why_and_fails():
-    entry = {"fix_id": "F1", "title": "Keep the kernel cache", "outcome": "dropped", "reason": "tests failed"}
+    entry = Entry("F1", "cache-discarded", "Keep the kernel cache", "safe", "dropped", "tests failed")
     code, lines = run(FakeCli(keep_fix=False, entries=[entry]))
     assert code == demo.EXIT_NOTHING_KEPT
     assert "no fix was kept, so there is no branch to review:" in lines

@@ -7,7 +7,7 @@ import dataclasses
 import json
 
 from tests.test_check import make_report
-from warp_fix.report import Launch, Site, load_report
+from warp_fix.report import Launch, RebuildReason, Site, load_report
 
 SITE = Site("sim/step.py", 12, "step", ("sim/step.py:30:run", "sim/__main__.py:5:main"))
 
@@ -46,3 +46,26 @@ def test_a_schema_1_report_still_loads(tmp_path):
     data["launches"] = data["trace"]["launches"]
     (tmp_path / "old.json").write_text(json.dumps(data))
     assert load_report(tmp_path / "old.json").trace.launches == report.trace.launches
+
+
+def test_rebuild_reasons_of_older_reports_get_their_typed_fields_from_the_detail():
+    """Reports written before RebuildReason had typed fields still tell mechanisms the kernel, setter and symbol."""
+    old = [
+        ("kernel-added", "kernel 'damp' added after the previous build (defined inside a function)", "kernel", "damp"),
+        ("generic-instance", "new generic instance scale[a1f8_f8] by a launch", "kernel", "scale"),
+        ("option", "option fast_math: False -> True (set by wp.config)", "set_by", "config"),
+        ("option", "option max_unroll: 16 -> 4 (set by wp.set_module_options)", "set_by", "set_module_options"),
+        ("option", "option enable_backward: False -> True (Warp's default)", "set_by", "default"),
+        ("cache-cleared", "MathDx LTO dot_16 compiled again (9 ms): clear_lto_cache() ran", "lto_symbol", "dot_16"),
+        ("cache-cleared", "same identity compiled again: clear_kernel_cache() emptied the cache", "lto_symbol", ""),
+    ]
+    for kind, detail, name, value in old:
+        reason = RebuildReason.from_json({"kind": kind, "detail": detail, "site": None})
+        assert getattr(reason, name) == value, detail
+    written = dataclasses.asdict(RebuildReason("option", "option x: 1 -> 2 (set by wp.config)", None, set_by=""))
+    assert RebuildReason.from_json(written).set_by == "", "a report with the fields is read as written"
+
+
+def test_a_sites_stack_reads_as_sites():
+    site = Site("a.py", 3, "f", ("pkg/b.py:12:make", "c.py:40:<module>"))
+    assert site.callers() == (Site("pkg/b.py", 12, "make"), Site("c.py", 40, "<module>"))

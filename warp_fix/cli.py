@@ -6,11 +6,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 
-from warp_fix.cli_parser import build_parser
+from warp_fix.cli_parser import build_parser, with_default_bake_action
+
+if TYPE_CHECKING:
+    from warp_fix.probe import SampleStarted
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # regression, invalid comparison, command failing at baseline
@@ -35,17 +39,25 @@ def _progress(console: Console):
     return lambda text: console.print(f"[dim]{escape(text)}[/]", highlight=False)
 
 
+def _sample_lines(console: Console):
+    """Each sample measure starts, as a dim line."""
+
+    def show(event: SampleStarted) -> None:
+        console.print(f"[dim]{escape(event.line())}[/]", highlight=False)
+
+    return show
+
+
 def _sample_bar(console: Console, samples: int):
-    """A rich progress bar over the cold+warm samples (measure reports "sample i/n" as it starts each)."""
+    """A rich progress bar over the cold+warm samples, advanced by the SampleStarted events of measure."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("measuring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console, transient=True)
     task = bar.add_task("samples", total=samples)
 
-    def advance(text: str) -> None:
-        done = int(text.split()[-1].split("/")[0]) - 1 if text.startswith("sample ") else 0
-        bar.update(task, completed=done)
+    def advance(event: SampleStarted) -> None:
+        bar.update(task, completed=event.index - 1)
 
     return bar, advance
 
@@ -105,7 +117,7 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
             Path(args.cwd),
             samples=args.samples,
             timeout=args.timeout,
-            progress=_progress(console),
+            progress=_sample_lines(console),
         )
     root = Path(args.root or report.cwd)
     if not root.is_dir():
@@ -214,7 +226,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     baseline = None if args.update else load_report(args.baseline)
     current = measure(
         command, Path(args.cwd), samples=args.samples, timeout=args.timeout or defaults.timeout,
-        progress=_progress(console),
+        progress=_sample_lines(console),
     )
     if baseline is None:
         current.save(args.baseline)
@@ -238,6 +250,97 @@ def _command_or_configured(args: argparse.Namespace, configured: tuple[str, ...]
     return _command(args)
 
 
+def cmd_bake(args: argparse.Namespace, console: Console) -> int:
+    from warp_fix.bake import BakeError
+
+    try:
+        lines, code = BAKE_ACTIONS[args.bake_action](args)
+    except BakeError as exc:
+        raise UsageError(str(exc)) from None
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    return code
+
+
+def _bake_command(args: argparse.Namespace) -> list[str]:
+    from warp_fix.check import project_defaults
+    from warp_fix.config import ConfigError
+
+    try:
+        return _command_or_configured(args, project_defaults(Path(args.cwd)).command)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _archs(args: argparse.Namespace) -> list[int]:
+    return sorted({arch for group in args.arch or () for arch in group})
+
+
+def bake_create(args: argparse.Namespace) -> tuple[list[str], int]:
+    from warp_fix.bake import bake
+    from warp_fix.bake.view import bake_lines
+
+    result = bake(_bake_command(args), Path(args.cwd), _path(args.out), _archs(args), args.timeout)
+    return bake_lines(result), EXIT_OK
+
+
+def bake_key(args: argparse.Namespace) -> tuple[list[str], int]:
+    from warp_fix.bake import key_of_report, key_of_run
+    from warp_fix.report import load_report
+
+    if args.from_report:
+        if args.arch:
+            raise UsageError("--arch needs a bake run: a report holds no ahead-of-time binaries (drop --from-report)")
+        return [key_of_report(load_report(args.from_report))], EXIT_OK
+    return [key_of_run(_bake_command(args), Path(args.cwd), args.timeout, _archs(args))], EXIT_OK
+
+
+def bake_restore(args: argparse.Namespace) -> tuple[list[str], int]:
+    from warp_fix.bake import restore
+    from warp_fix.bake.view import restore_lines
+
+    result = restore(Path(args.archive), _path(args.cache), args.merge, args.python, args.expect_key)
+    return restore_lines(result), EXIT_OK
+
+
+def bake_verify(args: argparse.Namespace) -> tuple[list[str], int]:
+    from warp_fix.bake import verify
+    from warp_fix.bake.manifest_files import load_manifest
+    from warp_fix.bake.view import verify_lines
+
+    manifest = load_manifest(_path(args.manifest), _path(args.archive))
+    result = verify(_bake_command(args), Path(args.cwd), args.timeout, _path(args.cache), manifest)
+    return verify_lines(result), result.exit_code
+
+
+def bake_push(args: argparse.Namespace) -> tuple[list[str], int]:
+    from warp_fix.bake import push
+
+    where, manifest = push(Path(args.archive), args.url)
+    return [f"pushed {args.archive} to {where} (key {manifest.key})"], EXIT_OK
+
+
+def bake_pull(args: argparse.Namespace) -> tuple[list[str], int]:
+    from warp_fix.bake import pull
+
+    path, manifest = pull(args.url, Path(args.out))
+    return [f"pulled {args.url} to {path} (key {manifest.key}; every checksum verified)"], EXIT_OK
+
+
+BAKE_ACTIONS = {
+    "create": bake_create,
+    "key": bake_key,
+    "restore": bake_restore,
+    "verify": bake_verify,
+    "push": bake_push,
+    "pull": bake_pull,
+}
+
+
 def cmd_completion(args: argparse.Namespace, console: Console) -> int:
     from warp_fix.cli_reference import completion_script
 
@@ -255,6 +358,7 @@ COMMANDS = {
     "check": cmd_check,
     "completion": cmd_completion,
     "skill": cmd_skill,
+    "bake": cmd_bake,
 }
 
 
@@ -265,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     # Tables need room: a pipe or CI log gets 140 columns instead of rich's default 80.
     console = Console(stderr=False) if sys.stdout.isatty() else Console(width=140)
     errors = Console(stderr=True, soft_wrap=True)  # one-line errors stay one line
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(with_default_bake_action(sys.argv[1:] if argv is None else argv))
     if getattr(args, "samples", 1) is not None and getattr(args, "samples", 1) < 1:
         errors.print("warp-fix: error: --samples must be at least 1", markup=False)
         return EXIT_USAGE

@@ -128,6 +128,89 @@ def _add_other_commands(sub) -> None:
     skill.add_argument("--force", action="store_true", help="with --install: replace a different SKILL.md")
 
 
+BAKE_ACTIONS = ("create", "key", "restore", "verify", "push", "pull")
+
+
+def cuda_arch(text: str) -> list[int]:
+    """`86`, `sm_86`, `sm86` or a comma-separated list of them."""
+    archs = []
+    for part in text.split(","):
+        digits = part.strip().lower().removeprefix("sm_").removeprefix("sm")
+        if not digits.isdigit():
+            raise argparse.ArgumentTypeError(f"not a CUDA arch: {part!r} (write 86 or sm_86)")
+        archs.append(int(digits))
+    return archs
+
+
+def with_default_bake_action(argv: list[str]) -> list[str]:
+    """`warp-fix bake -- COMMAND` (no action named) means `warp-fix bake create -- COMMAND`."""
+    if argv[:1] == ["bake"] and (len(argv) == 1 or argv[1] not in (*BAKE_ACTIONS, "-h", "--help")):
+        return ["bake", "create", *argv[1:]]
+    return argv
+
+
+def _add_bake_command(sub) -> None:
+    bake = sub.add_parser(
+        "bake", help="archive exactly the cache entries a run needs; restore, verify and share them",
+        description="`warp-fix bake -- COMMAND` is short for `warp-fix bake create -- COMMAND`.",
+    )
+    actions = bake.add_subparsers(dest="bake_action", required=True, metavar="ACTION")
+    create = actions.add_parser(
+        "create", help="run cold in a private cache and archive what it built, with its manifest",
+        formatter_class=CommandAfterDashes,
+    )
+    create.add_argument("--out", metavar="PATH", help="the archive file, or a directory for it (default: here)")
+    _add_arch_option(create)
+    _add_bake_run_options(create)
+
+    key = actions.add_parser(
+        "key", help="print the key a CI cache should use: environment + module identities",
+        formatter_class=CommandAfterDashes,
+    )
+    key.add_argument("--from-report", metavar="FILE", help="take the identities from a saved report (no run)")
+    _add_arch_option(key)
+    _add_bake_run_options(key)
+
+    restore = actions.add_parser("restore", help="verify an archive, then place its entries where runs look")
+    restore.add_argument("archive", help="the archive made by bake")
+    restore.add_argument("--cache", metavar="DIR", help="the cache, as WARP_CACHE_PATH (default: WARP_CACHE_PATH, "
+                         "else Warp's default)")
+    restore.add_argument("--merge", action="store_true", help="add to a cache that already holds entries")
+    restore.add_argument("--expect-key", metavar="KEY", help="refuse an archive whose key differs")
+    restore.add_argument("--python", metavar="EXE", help="the interpreter the runs use (default: this one)")
+
+    verify = actions.add_parser(
+        "verify", help="CI guard: run on the restored cache and fail if anything compiled, saying why",
+        formatter_class=CommandAfterDashes,
+    )
+    verify.add_argument("--cache", metavar="DIR", help="the cache, as WARP_CACHE_PATH (default: the run's own)")
+    source = verify.add_mutually_exclusive_group()
+    source.add_argument("--manifest", metavar="FILE", help="the manifest to compare with (manifest.json)")
+    source.add_argument("--archive", metavar="FILE", help="take the manifest from this archive")
+    _add_bake_run_options(verify)
+
+    push = actions.add_parser("push", help="verify an archive and upload it to a store (fsspec URL)")
+    push.add_argument("archive", help="the archive made by bake")
+    push.add_argument("url", help="a folder URL (file://, s3://, gs://, memory://...) or a .tar.gz URL")
+
+    pull = actions.add_parser("pull", help="download an archive from a store and verify it")
+    pull.add_argument("url", help="the archive's URL")
+    pull.add_argument("--out", metavar="PATH", default=".", help="the file, or a directory for it")
+
+
+def _add_arch_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--arch", type=cuda_arch, action="append", metavar="SM",
+        help="also compile CUDA binaries for this arch ahead of time (86, sm_90; repeatable or comma-separated)",
+    )
+
+
+def _add_bake_run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cwd", default=".", help="directory to run the command in")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds allowed for the run")
+    _command_argument(parser, configured=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="warp-fix", description="Make Warp applications start fast.")
     parser.add_argument("--version", action="version", version=f"warp-fix {__version__}")
@@ -136,4 +219,5 @@ def build_parser() -> argparse.ArgumentParser:
     _add_apply_commands(sub)
     _add_plan_command(sub)
     _add_other_commands(sub)
+    _add_bake_command(sub)
     return parser

@@ -25,8 +25,10 @@ class Subcommand:
 
 
 def subcommands(parser: argparse.ArgumentParser) -> list[Subcommand]:
-    """The subcommands in the order they were added, with their one-line help."""
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    """The subcommands in the order they were added, with their one-line help ([] for a parser without any)."""
+    action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if action is None:
+        return []
     helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
     return [Subcommand(name, helps.get(name, ""), sub) for name, sub in action.choices.items()]
 
@@ -123,12 +125,23 @@ def render_markdown(parser: argparse.ArgumentParser) -> str:
     ]
     lines += [f"| [`{c.name}`](#{parser.prog}-{c.name}) | {_cell(c.help)} |" for c in commands]
     for command in commands:
-        lines += ["", f"## `{parser.prog} {command.name}`", "", command.help, ""]
-        lines += [f"    {line}" for line in usage_lines(f"{parser.prog} {command.name}", command.parser)] + [""]
-        if command.parser.description:
-            lines += [command.parser.description, ""]
-        lines += argument_table(command.parser)
+        lines += command_section("##", f"{parser.prog} {command.name}", command)
+        for action in subcommands(command.parser):  # `warp-fix bake key`, ...
+            lines += command_section("###", f"{parser.prog} {command.name} {action.name}", action)
     return "\n".join(lines) + "\n"
+
+
+def command_section(level: str, prog: str, command: Subcommand) -> list[str]:
+    """A heading, the usage, the description and the argument table of one (sub)command."""
+    actions = subcommands(command.parser)
+    usage = [f"{prog} ACTION ..."] if actions else usage_lines(prog, command.parser)
+    lines = ["", f"{level} `{prog}`", "", command.help, ""] + [f"    {line}" for line in usage] + [""]
+    if command.parser.description:
+        lines += [command.parser.description, ""]
+    if actions:
+        rows = [f"| `{a.name}` | {_cell(a.help)} |" for a in actions]
+        return lines + ["| action | what it does |", "|---|---|", *rows]
+    return lines + argument_table(command.parser)
 
 
 def option_strings(parser: argparse.ArgumentParser) -> list[str]:

@@ -12,6 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from warp_fix.metrics import (
+    COLD_MODULE,
+    COMPILE_ELAPSED,
+    IDENTITIES,
+    KERNEL,
+    SOURCE_BYTES,
+    STRUCTURE,
+    WARM_BUILDS,
+    WARM_MODULE,
+    Metric,
+    fmt_ms,
+)
 from warp_fix.output_model import OutputModel, OutputVerdict, check, learn
 from warp_fix.probe.stats import estimate_band
 from warp_fix.report import Launch, ModuleBuild, Report, Stat
@@ -33,26 +45,18 @@ NUMERICS_OPTIONS = (
     "deterministic",
     "enable_backward",
 )
-# lto_builds counts MathDx builds as events of the cold run: a clear_lto_cache() in the run that makes a later
-# module link the same GEMM again leaves the artifacts at exit unchanged, but not this count.
-STRUCTURE_FIELDS = ("identities", "generated_source_bytes", "lto_artifacts", "lto_builds", "warm_builds")
-# Counted from the files a run left in its kernel cache directory: unknown when the run removed the directory.
-CACHE_INVENTORY_FIELDS = ("generated_source_bytes", "lto_artifacts")
+STRUCTURE_FIELDS = tuple(metric.field for metric in STRUCTURE)
 # Warp's generated source carries Python line numbers: moving a kernel a few lines changes its size by a
 # few bytes without changing what is compiled. Smaller source differences than this are not structure.
 # Renamed kernel keys are taken out before this margin applies (see Comparison.renamed_bytes).
 SOURCE_BYTES_TOLERANCE = (0.005, 256)
-# Reported next to the startup verdict, never part of it: a fix that trades build time for kernel time
-# (MathDx off) is offered with both numbers and kept only with consent.
-KERNEL_METRIC = "steady-state kernel time"
-# The startup timings every comparison reports (metric name, Summary field).
-TIMING_METRICS = (("cold module work", "cold_module_ms"), ("compile elapsed", "compile_elapsed_ms"))
-WARM_METRIC = "warm module work"  # judged when only the warm run's builds changed
+# The startup timings every comparison reports; the kernel time is added when both runs timed their kernels.
+STARTUP_TIMING = (COLD_MODULE, COMPILE_ELAPSED)
 
 
 @dataclass
 class TimingDelta:
-    metric: str
+    metric: str  # the Metric's label
     before: Stat
     after: Stat
     delta: float
@@ -66,22 +70,41 @@ class TimingDelta:
         return not self.not_applicable and abs(self.delta) > self.band
 
     def line(self) -> str:
+        """The verdict's view: how far it moved, against the band (compare's output and its reasons)."""
         if self.not_applicable:
-            return f"{self.metric}: n/a ({self.not_applicable})"
+            return self._not_applicable()
         sign = "+" if self.delta >= 0 else ""
         pct = 100.0 * self.delta / self.before.median if self.before.median else 0.0
         verdict = "" if self.significant else " (inside the noise band: not significant)"
         how = f"; band {self.band_how}" if self.band_how else ""
         return (
-            f"{self.metric}: {fmt_ms(self.before.median)} -> {fmt_ms(self.after.median)} ms "
-            f"({sign}{fmt_ms(self.delta)} ms, {sign}{pct:.1f}%; band ±{fmt_ms(self.band)} ms, "
-            f"n={len(self.before.values)}/{len(self.after.values)}{how}){verdict}"
+            f"{self._span()} ({sign}{fmt_ms(self.delta)} ms, {sign}{pct:.1f}%; band ±{fmt_ms(self.band)} ms, "
+            f"{self._counts()}{how}){verdict}"
         )
 
+    def record_line(self) -> str:
+        """The measurement's view: medians with their spread (commit bodies and the ledger)."""
+        if self.not_applicable:
+            return self._not_applicable()
+        verdict = "" if self.significant else ", inside the noise band"
+        how = f" {self.band_how}" if self.band_how else ""
+        return (
+            f"{self._span()} (median of {self._counts()}, MAD {fmt_ms(self.before.mad)}/{fmt_ms(self.after.mad)} ms, "
+            f"noise band ±{fmt_ms(self.band)} ms{how}{verdict})"
+        )
 
-def fmt_ms(value: float) -> str:
-    """Whole milliseconds for build times; three significant digits below 100 ms (kernel times)."""
-    return f"{value:.0f}" if abs(value) >= 100 or value == 0 else f"{value:.3g}"
+    def pair(self) -> str:
+        """`before -> after` in ms, or n/a: what the commit trailer and the short summaries show."""
+        return "n/a" if self.not_applicable else f"{fmt_ms(self.before.median)} -> {fmt_ms(self.after.median)}"
+
+    def _span(self) -> str:
+        return f"{self.metric}: {self.pair()} ms"
+
+    def _counts(self) -> str:
+        return f"n={len(self.before.values)}/{len(self.after.values)}"
+
+    def _not_applicable(self) -> str:
+        return f"{self.metric}: n/a ({self.not_applicable})"
 
 
 @dataclass
@@ -106,6 +129,7 @@ class Comparison:
     judged_on: str  # the timing metric the verdict used
     notes: list[str] = field(default_factory=list)
     output_detail: str = ""  # "identical", "within learned tolerance (...)", or what changed
+    output_summary: str = ""  # the detail without its parenthesis: "within learned tolerance"
     output_rules: list[str] = field(default_factory=list)  # the numbers compared with a tolerance or ignored
     # How often the candidate's generated source spells each kernel key (None: not counted). A renamed key
     # changes the source by its length difference times this, and nothing else is compiled differently.
@@ -116,7 +140,7 @@ class Comparison:
         """-1 shrank, +1 grew, 0 same (within the source-bytes tolerance), per structure field."""
         moved = {}
         for name, (before, after) in self.structure.items():
-            if name == "generated_source_bytes":
+            if name == SOURCE_BYTES.field:
                 moved[name] = self._source_moved(before, after)
             else:
                 moved[name] = 0 if after == before else (1 if after > before else -1)
@@ -188,18 +212,19 @@ def compare(
         else:
             reasons.append(text)
     hidden = [r.label or which for r, which in ((before, "before"), (after, "after")) if _cache_gone(r)]
-    fields = [name for name in STRUCTURE_FIELDS if not (hidden and name in CACHE_INVENTORY_FIELDS)]
+    # Counted from the files a run left in its kernel cache directory: unknown when the run removed it.
+    compared = [metric for metric in STRUCTURE if not (hidden and metric.in_cache_dir)]
     if hidden:
         notes.append(
             f"generated source bytes and LTO artifacts not compared: the {' and '.join(hidden)} run's kernel cache "
             "directory was gone when it exited"
         )
-    structure = {name: (getattr(before.summary, name), getattr(after.summary, name)) for name in fields}
+    structure = {m.field: (getattr(before.summary, m.field), getattr(after.summary, m.field)) for m in compared}
     history = [r for r in accepted_history if r is not before and r.summary is not None]
     source = "the accepted state so far and this candidate" if history else "the two reports"
-    timing = [_delta(m, attr, before, after, history, source) for m, attr in TIMING_METRICS]
+    timing = [_delta(metric, before, after, history, source) for metric in STARTUP_TIMING]
     if before.summary.kernel_ms is not None and after.summary.kernel_ms is not None:
-        timing.append(_delta(KERNEL_METRIC, "kernel_ms", before, after, history, source))
+        timing.append(_delta(KERNEL, before, after, history, source))
     comparison = Comparison(
         verdict=INCONCLUSIVE,
         reasons=reasons,
@@ -212,17 +237,18 @@ def compare(
         judged_on="",
         notes=notes,
         output_detail=output.detail,
+        output_summary=output.headline,
         output_rules=output.rules,
         key_uses=after.summary.kernel_key_uses or None,
     )
     _note_renamed_source(comparison)
     moved = comparison._moved()
-    same_shape = moved["identities"] == 0 and moved.get("generated_source_bytes", 0) == 0
+    same_shape = moved[IDENTITIES.field] == 0 and moved.get(SOURCE_BYTES.field, 0) == 0
     judged = timing[1] if same_shape and not timing[1].not_applicable else timing[0]
-    if {name: way for name, way in moved.items() if way} == {"warm_builds": -1}:
+    if {name: way for name, way in moved.items() if way} == {WARM_BUILDS.field: -1}:
         # Only the second start changed (the cache is kept): the cold run is the same by design, so the claim
         # is judged, and can only be contradicted, on the warm run's module work.
-        judged = _delta(WARM_METRIC, "warm_module_ms", before, after, history, source)
+        judged = _delta(WARM_MODULE, before, after, history, source)
         timing.append(judged)
     if comparison.structure_mixed:
         notes.append("structure mixed: " + ", ".join(f"{k} {'+' if v > 0 else '-'}" for k, v in moved.items() if v))
@@ -243,9 +269,9 @@ def _loads(report: Report) -> list[tuple]:
 
 
 def _note_renamed_source(c: Comparison) -> None:
-    if "generated_source_bytes" not in c.structure:  # not compared: a run deleted its kernel cache
+    if SOURCE_BYTES.field not in c.structure:  # not compared: a run deleted its kernel cache
         return
-    before, after = c.structure["generated_source_bytes"]
+    before, after = c.structure[SOURCE_BYTES.field]
     explained = c.renamed_bytes()
     if before == after or explained == 0:
         return
@@ -300,22 +326,25 @@ def _invalid(reason: str) -> Comparison:
     return Comparison(INVALID, [reason], None, [], None, [], {}, [], "")
 
 
-def _delta(metric: str, attr: str, before: Report, after: Report, history: list[Report], source: str) -> TimingDelta:
+def _delta(metric: Metric, before: Report, after: Report, history: list[Report], source: str) -> TimingDelta:
     """Before -> after of one timing metric, with a noise band from every run of it observed so far."""
     b_summary, a_summary = before.summary, after.summary
     assert b_summary is not None and a_summary is not None  # compare() returned INVALID otherwise
+    attr = metric.field
     b, a = getattr(b_summary, attr), getattr(a_summary, attr)
-    if attr == "compile_elapsed_ms" and (b_summary.compile_elapsed_na or a_summary.compile_elapsed_na):
+    if metric is COMPILE_ELAPSED and (b_summary.compile_elapsed_na or a_summary.compile_elapsed_na):
         which, why = (
             ("before", b_summary.compile_elapsed_na)
             if b_summary.compile_elapsed_na
             else ("after", a_summary.compile_elapsed_na)
         )
-        return TimingDelta(metric, b, a, 0.0, 0.0, not_applicable=f"{which}: {why}")
+        return TimingDelta(metric.label, b, a, 0.0, 0.0, not_applicable=f"{which}: {why}")
     runs = [*_runs_by_state(attr, before, history), a.values]
     band = estimate_band(runs, b.median, source)
     spread_seen = any(len(values) > 1 for values in runs)
-    return TimingDelta(metric, b, a, round(a.median - b.median, 3), round(band.value, 3), band.how, "", spread_seen)
+    return TimingDelta(
+        metric.label, b, a, round(a.median - b.median, 3), round(band.value, 3), band.how, "", spread_seen
+    )
 
 
 def _runs_by_state(attr: str, before: Report, history: list[Report]) -> list[list[float]]:
@@ -360,7 +389,7 @@ def _first_difference(before: list[Launch], after: list[Launch]) -> tuple[int, s
 def _output(before: Report, after: Report, model: OutputModel | None, skip: bool) -> OutputVerdict:
     """Same text, and numbers as the baseline's own runs allow (warp_fix/output_model.py)."""
     if skip:
-        return OutputVerdict(None, "output not compared (--allow-nondeterministic-output)")
+        return OutputVerdict(None, "output not compared (--allow-nondeterministic-output)", brief="output not compared")
     if model is None:
         if before.output.text_varies:
             return OutputVerdict(None, "the baseline's own output text varies between runs: output not compared")

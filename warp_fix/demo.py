@@ -9,7 +9,6 @@ planned, applied on a branch and the branch reviewed; the directory is removed a
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from warp_fix.apply.ledger import read_ledger
 from warp_fix.config import load_config
 
 EXAMPLE = Path(__file__).resolve().with_name("demo_app")
@@ -71,13 +71,12 @@ def kept_commits(repo: Path) -> int:
 
 def why_nothing_was_kept(ledger_file: Path) -> list[str]:
     """One line per fix apply considered, from its ledger (empty when apply wrote none)."""
-    try:
-        entries = json.loads(ledger_file.read_text())["entries"]
-    except (OSError, ValueError, KeyError):
+    ledger = read_ledger(ledger_file)
+    if ledger is None:
         return []
-    if not entries:
+    if not ledger.entries:
         return ["the plan had no fix to try"]
-    return [f"{e['fix_id']} {e['title']}: {e['outcome']}, {e['reason']}" for e in entries]
+    return [f"{e.fix_id} {e.title}: {e.outcome}, {e.reason}" for e in ledger.entries]
 
 
 def run_demo(keep: Path | None, run_cli: Callable[[list[str]], int], heading: Say, say: Say) -> int:

@@ -8,7 +8,7 @@ them without importing each other. The other stage types live in modules of the 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from codemods.specs import CodemodArgs, places_to_json
 
@@ -29,8 +29,14 @@ class Evidence:
     line: int | None = None
 
 
+FactsT = TypeVar("FactsT")
+
+
 @dataclass
-class Finding:
+class Finding(Generic[FactsT]):
+    """What one mechanism found. Renderers read the common fields; `facts` is the mechanism's own frozen
+    dataclass (defined in its file), which its `propose` reads and plan --json serialises."""
+
     slug: str
     status: str  # FIRED | RULED_OUT | NOT_APPLICABLE
     title: str  # plain language, e.g. "options set after the module's first build"
@@ -38,7 +44,8 @@ class Finding:
     evidence: list[Evidence] = field(default_factory=list)
     cost_ms: float = 0.0  # measured cold module work of the extra builds it causes
     extra_builds: int = 0
-    details: dict[str, Any] = field(default_factory=dict)  # mechanism-specific facts (ceiling, modules...)
+    all_builds: int = 0  # builds of the modules it concerns, the extra ones included: "removes 1 build(s) of 2"
+    facts: FactsT | None = None  # set on every fired finding
 
 
 # --- Fixes and the Plan ------------------------------------------------------------------------------------
@@ -90,8 +97,12 @@ class Fix:
 
 @dataclass
 class NotProposed:
+    """Why a mechanism proposes no fix (or not for some of its items). `status` is its finding's: a ruled-out or
+    not-applicable mechanism has nothing to fix, which the findings table already says."""
+
     slug: str
     reason: str
+    status: str = FIRED
 
 
 Proposal = Fix | NotProposed

@@ -81,6 +81,11 @@ class OutputVerdict:
     same: bool | None  # None: not compared
     detail: str  # "identical", "within learned tolerance (...)", or what differs
     rules: list[str] = field(default_factory=list)  # the non-exact numbers, described (first few)
+    brief: str = ""  # the detail without its parenthesis, for a table cell or a trailer ("" when it has none)
+
+    @property
+    def headline(self) -> str:
+        return self.brief or self.detail
 
 
 @dataclass
@@ -158,9 +163,7 @@ def learn(output: Output, override: float | None = None) -> OutputModel:
             tolerance = max(SAFETY * deviation, FLOOR * abs(value))
         else:
             tolerance = None
-        rules[spread.index] = NumberRule(
-            spread.index, line.line, line.text, value, spread.low, spread.high, tolerance
-        )
+        rules[spread.index] = NumberRule(spread.index, line.line, line.text, value, spread.low, spread.high, tolerance)
     rest = "none" if profile.numbers_total <= len(tokens) else ("ignored" if profile.rest_varies else "exact")
     return OutputModel(output, profile.runs, len(tokens) - len(rules), rules, rest, override)
 
@@ -178,7 +181,7 @@ def check(model: OutputModel, after: Output) -> OutputVerdict:
         return OutputVerdict(False, f"output text changed: {first_text_difference(reference.head, after.head)}")
     offence = _first_offence(model, base, profile)
     if offence:
-        return OutputVerdict(False, offence)
+        return offence
     if model.rest == "exact" and (profile.rest_varies or profile.rest_sha256 != base.rest_sha256):
         return OutputVerdict(False, f"numbers beyond the first {MAX_NUMBERS} printed changed")
     rules = model.describe(5)
@@ -190,10 +193,11 @@ def check(model: OutputModel, after: Output) -> OutputVerdict:
         True,
         f"within {rule} ({len(model.tolerant)} numbers tolerant, {len(model.ignored)} timings ignored{example})",
         rules,
+        brief=f"within {rule}",
     )
 
 
-def _first_offence(model: OutputModel, base: OutputProfile, after: OutputProfile) -> str:
+def _first_offence(model: OutputModel, base: OutputProfile, after: OutputProfile) -> OutputVerdict | None:
     spreads = {s.index: s for s in after.spreads}
     for index, (old, new) in enumerate(zip(base.tokens(), after.tokens())):
         rule = model.rules.get(index)
@@ -213,11 +217,12 @@ def _first_offence(model: OutputModel, base: OutputProfile, after: OutputProfile
                 continue
             why = f"|difference| {deviation:.3g} > tolerance {tolerance:.3g}"
         before_line, after_line = _line_of(base)[index], _line_of(after)[index]
-        return (
+        changed = (
             f"printed number changed beyond its tolerance on line {before_line.line}: "
-            f"{before_line.text!r} -> {after_line.text!r} ({old} -> {new}: {why})"
+            f"{before_line.text!r} -> {after_line.text!r}"
         )
-    return ""
+        return OutputVerdict(False, f"{changed} ({old} -> {new}: {why})", brief=changed)
+    return None
 
 
 def _line_of(profile: OutputProfile) -> list[OutputLine]:

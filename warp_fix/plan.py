@@ -34,7 +34,7 @@ def make_plan(
         finding = by_slug[mechanism.SLUG]
         plan.checked.append(mechanism.SLUG)
         if finding.status != FIRED:
-            plan.not_proposed.append(NotProposed(mechanism.SLUG, f"{finding.status}: {finding.reason}"))
+            plan.not_proposed.append(NotProposed(mechanism.SLUG, finding.reason, finding.status))
             continue
         proposals = list(mechanism.propose(finding, inputs))
         declined = [item for item in proposals if isinstance(item, NotProposed)]

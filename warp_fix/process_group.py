@@ -6,6 +6,29 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def start_group(
+    command: str | list[str], cwd: Path, env: Mapping[str, str], stderr: int = subprocess.PIPE
+) -> subprocess.Popen:
+    """Start a child in its own process group, fed no input, that dies with warp-fix; its output is piped.
+
+    A string is a shell command line (the project's tests), a list an argv (the measured command). `stderr`:
+    its own pipe, or `subprocess.STDOUT` to merge it into stdout.
+    """
+    return subprocess.Popen(
+        command,
+        shell=isinstance(command, str),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        start_new_session=True,
+        preexec_fn=die_with_parent,
+    )
 
 
 def die_with_parent() -> None:

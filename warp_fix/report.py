@@ -33,6 +33,11 @@ class Site:
     def __str__(self) -> str:
         return f"{self.file}:{self.line} in {self.function}"
 
+    def callers(self) -> tuple[Site, ...]:
+        """The outer frames of `stack`, innermost first, read from the "file:line:function" the tracer writes."""
+        frames = (frame.rsplit(":", 2) for frame in self.stack)
+        return tuple(Site(file, int(line), function) for file, line, function in frames)
+
 
 @dataclass
 class KernelSource:
@@ -326,12 +331,51 @@ class Output:
         return bool(self.profile.text_difference)
 
 
+# How a reason's detail names the code that set an option (OptionSource.kind -> what the user wrote).
+SET_BY_NAMES = {
+    "set_module_options": "wp.set_module_options",
+    "options.update": "get_module(...).options",
+    "module_options": "@wp.kernel module_options",
+    "config": "wp.config",
+}
+
+
 @dataclass
 class RebuildReason:
+    """One cause of a rebuild: `detail` is the sentence for people; the fields after `site` are what code reads."""
+
     kind: str  # kernel-added | kernel-removed | option | block-dim | generic-instance | cache-cleared | unloaded
     # | unknown
     detail: str
     site: Site | None
+    kernel: str = ""  # kernel-added/-removed: the kernel's key; generic-instance/instance-renamed: the generic's key
+    set_by: str = ""  # option: the OptionSource kind that set the new value ("config", ...), or "default"
+    lto_symbol: str = ""  # cache-cleared: the MathDx LTO symbol linked again ("" when the module itself rebuilt)
+
+    @classmethod
+    def from_json(cls, item: dict[str, Any]) -> RebuildReason:
+        """A reason of any report: those written before the typed fields get them from the detail they wrote."""
+        typed = ("kernel", "set_by", "lto_symbol")
+        legacy = {} if any(key in item for key in typed) else _legacy_reason_fields(item["kind"], item["detail"])
+        return cls(**{**item, **legacy, "site": _site(item.get("site"))})
+
+
+# The details reports wrote before RebuildReason had typed fields (read back only for those reports).
+_LEGACY_KERNEL = re.compile(r"^kernel '(?P<key>[^']+)'|generic instance (?P<generic>[^\s\[]+)\[")
+_LEGACY_SET_BY = re.compile(r"\((?:set by (?P<name>[^)]+)|(?P<default>Warp's default))\)$")
+_LEGACY_LTO = re.compile(r"^MathDx LTO (?P<symbol>\S+) compiled again")
+
+
+def _legacy_reason_fields(kind: str, detail: str) -> dict[str, str]:
+    if kind in ("kernel-added", "kernel-removed", "generic-instance", "instance-renamed"):
+        match = _LEGACY_KERNEL.search(detail)
+        return {"kernel": (match["key"] or match["generic"]) if match else ""}
+    if kind == "option" and (match := _LEGACY_SET_BY.search(detail)):
+        kinds = {name: kind for kind, name in SET_BY_NAMES.items()}
+        return {"set_by": "default" if match["default"] else kinds.get(match["name"], match["name"])}
+    if kind == "cache-cleared" and (match := _LEGACY_LTO.match(detail)):
+        return {"lto_symbol": match["symbol"]}
+    return {}
 
 
 @dataclass
@@ -550,7 +594,7 @@ def _output(data: dict) -> Output:
 
 def report_from_json(data: dict) -> Report:
     rebuilds = [
-        Rebuild(**{**r, "reasons": [with_site(RebuildReason, x) for x in r["reasons"]]})
+        Rebuild(**{**r, "reasons": [RebuildReason.from_json(x) for x in r["reasons"]]})
         for r in data.get("rebuilds", [])
     ]
     return Report(

@@ -16,6 +16,7 @@ from tests.apply.conftest import PIPELINE, PYTHON, checkout_snapshot, git, init_
 from warp_fix.apply import branch_log, build_request, run_apply
 from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT
 from warp_fix.compare import INCONCLUSIVE, INVALID, REGRESSED
+from warp_fix.metrics import COMPILE_ELAPSED, SOURCE_BYTES
 from warp_fix.model import ADVISORY, CONSENT, SAFE, Fix, Plan
 
 BRANCH = "wf/startup"
@@ -112,7 +113,7 @@ def test_kept_fix_is_one_commit_with_trailers_and_fewer_source_bytes(applied):
     assert "passed (exit 0" in message
     before, after = kept.numbers.structure["generated_source_bytes"]
     assert after < before
-    assert kept.numbers.output_preserved is True and kept.numbers.launches_preserved is True
+    assert kept.numbers.output_same is True and kept.numbers.workload_same is True
     assert git(repo, "log", "-1", "--format=%an <%ae>", BRANCH) == "Ada Tester <ada@example.com>"
     assert git(repo, "diff", "--name-only", f"main..{BRANCH}") == "pipeline/forward.py"
 
@@ -134,7 +135,7 @@ def test_fix_without_measurable_gain_is_dropped_with_its_numbers(applied):
     # nothing changes, so timing decides: INCONCLUSIVE, or REGRESSED when a loaded machine's noise leaves the band
     assert dropped.outcome == DROPPED and dropped.numbers.verdict in (INCONCLUSIVE, REGRESSED)
     assert dropped.numbers.structure["identities"][0] == dropped.numbers.structure["identities"][1]
-    assert dropped.numbers.timing_of("compile elapsed").n_before == 3  # a timing claim: 3 per arm
+    assert len(dropped.numbers.timing_of(COMPILE_ELAPSED).before.values) == 3  # a timing claim: 3 per arm
 
 
 def test_consent_advisory_and_protected_are_declined_with_estimates(applied):
@@ -169,7 +170,7 @@ def test_log_reads_the_branch_back(applied):
     log = branch_log(repo, BRANCH)
     assert log.base == git(repo, "rev-parse", "main") and len(log.ours) == 1 and not log.foreign
     assert log.ours[0].files == ["pipeline/forward.py"]
-    assert "Source-Bytes" in log.totals()
+    assert SOURCE_BYTES in log.totals()
 
 
 def test_rerun_with_the_same_branch_says_what_to_do(applied):

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from codemods.specs import ARGS_TYPES
 from warp_fix.apply import budget
 from warp_fix.apply.arms import ProbeClock, measure_interleaved
@@ -15,7 +17,9 @@ from warp_fix.apply.ledger import DROPPED, KEPT, Entry, Ledger, Numbers
 from warp_fix.apply.loop import ApplySession
 from warp_fix.apply.review import BranchLog, CommitRow
 from warp_fix.apply.search import Search, changed_modules, search_order
-from warp_fix.compare import IMPROVED, INCONCLUSIVE, Comparison, compare
+from warp_fix.apply.trailers import Change, CommitTrailers
+from warp_fix.compare import IMPROVED, INCONCLUSIVE, Comparison, TimingDelta, compare
+from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, IDENTITIES, KERNEL, LTO_BUILDS
 from warp_fix.model import SAFE, Fix, Plan
 from warp_fix.probe.measure import compile_elapsed, timing_stats
 from warp_fix.probe.stats import estimate_band, noise_band, stat
@@ -304,7 +308,7 @@ def test_compile_elapsed_is_na_when_the_warm_run_compiled():
     assert line.startswith("compile elapsed: n/a (after: the warm run compiled too") and "-" not in line.split("(")[0]
     assert c.judged_on == "cold module work"
     numbers = Numbers.of(c, per_arm=1, launch_count=1)
-    assert "compile elapsed n/a" in numbers.summary() and numbers.timing_of("compile elapsed").pair() == "n/a"
+    assert "compile elapsed n/a" in numbers.summary() and numbers.timing_of(COMPILE_ELAPSED).pair() == "n/a"
 
 
 def test_compile_elapsed_never_negative():
@@ -317,23 +321,38 @@ def test_compile_elapsed_never_negative():
 # -- totals -----------------------------------------------------------------------------------------
 
 
-def trailer_row(sha: str, cold: str, ids: str) -> CommitRow:
-    return CommitRow(sha, "s", [], {"Mechanism": "m", "Cold-Module-Ms": cold, "Identities": ids})
+def trailer_row(sha: str, **changes: tuple[float, float]) -> CommitRow:
+    """A commit made by apply whose trailers record these changes, e.g. `identities=(8, 6)`."""
+    by_field = {metric.field: metric for metric in (IDENTITIES, COLD_MODULE, KERNEL, LTO_BUILDS)}
+    recorded = {by_field[name]: Change(*pair) for name, pair in changes.items()}
+    return CommitRow(sha, "s", [], CommitTrailers("m", "F1", IMPROVED, 1, recorded))
 
 
 def test_log_totals_are_apply_s_own_measurement_when_the_ledger_covers_the_commits():
-    rows = [trailer_row("a1", "4131 -> 3900", "8 -> 6"), trailer_row("b2", "3950 -> 3759", "6 -> 5")]
-    total = {
-        "per_arm": 3,
-        "structure": {"identities": [8, 5]},
-        "timing": [{"metric": "cold module work", "before_ms": 4472.0, "after_ms": 4306.0}],
-    }
+    rows = [
+        trailer_row("a1", cold_module_ms=(4131, 3900), identities=(8, 6)),
+        trailer_row("b2", cold_module_ms=(3950, 3759), identities=(6, 5)),
+    ]
+    cold = TimingDelta(COLD_MODULE.label, Stat(4472.0, 9.0, [4472.0] * 3), Stat(4306.0, 9.0, [4306.0] * 3), -166, 40)
+    total = Numbers(IMPROVED, [], {"identities": (8, 5)}, [cold], True, True, [], [], per_arm=3)
     log = BranchLog("wf", "base", "ledger", rows, total, ["a1", "b2"])
-    assert log.totals() == {"Identities": (8.0, 5.0), "Cold-Module-Ms": (4472.0, 4306.0)}
-    assert log.totals_source().startswith("measured by apply: branch head against its base")
+    assert log.totals() == {IDENTITIES: (8.0, 5.0), COLD_MODULE: (4472.0, 4306.0)}
+    assert log.totals_source() == "measured by apply: branch head against its base, interleaved, n=3 per arm"
     stale = BranchLog("wf", "base", "ledger", rows, total, ["a1"])
-    assert stale.totals()["Cold-Module-Ms"] == (4131.0, 3709.0)
+    assert stale.totals()[COLD_MODULE] == (4131.0, 3709.0)
     assert "does not cover these commits" in stale.totals_source()
+
+
+def test_log_totals_include_mathdx_lto_builds_and_kernel_time():
+    """The MathDx and LTO fixes are kept on these numbers: the branch's totals show them too."""
+    rows = [
+        trailer_row("a1", lto_builds=(3, 2), kernel_ms=(1.84, 1.5), cold_module_ms=(9000, 7000)),
+        trailer_row("b2", lto_builds=(2, 0), kernel_ms=(1.6, 1.2), cold_module_ms=(7100, 4000)),
+    ]
+    totals = BranchLog("wf", "base", "merge-base with main", rows).totals()
+    assert totals[LTO_BUILDS] == (3, 0)  # a size: first before -> last after
+    assert totals[KERNEL] == pytest.approx((1.84, 1.84 - 0.34 - 0.4))  # a timing: the per-commit deltas, summed
+    assert totals[COLD_MODULE] == (9000, 9000 - 2000 - 3100)
 
 
 # -- the search over fixes --------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def test_a_sum_varying_in_its_last_digits_gets_a_tolerance_and_the_fix_is_kept(n
     assert model["rules"][0]["text"].startswith("sum ")
     (kept,) = result.ledger.of(KEPT)
     assert kept.slug == "unused-backward"
-    assert kept.numbers.output == "within learned tolerance (1 numbers tolerant, 0 timings ignored)"
+    assert kept.numbers.output_detail == "within learned tolerance (1 numbers tolerant, 0 timings ignored)"
     message = git(repo, "log", "-1", "--format=%B", "wf/startup")
     assert "program output preserved: yes, within learned tolerance" in message
     assert "Warp-Fix-Output: within learned tolerance" in message
@@ -62,7 +62,7 @@ def test_printed_timings_are_ignored_and_the_fix_is_kept(scoped_timer):
     assert [rule["text"].split(" took ")[0] for rule in model["rules"]] == ["first step", "steps"]
     (kept,) = result.ledger.of(KEPT)
     assert kept.slug == "late-module-options"
-    assert kept.numbers.output.startswith(
+    assert kept.numbers.output_detail.startswith(
         "within learned tolerance (0 numbers tolerant, 2 timings ignored: e.g. line 'first step took "
     )
     assert "ignored (varied" in git(repo, "log", "-1", "--format=%B", "wf/startup")

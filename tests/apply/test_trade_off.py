@@ -12,7 +12,7 @@ from codemods.specs import HoistOptionsArgs
 from tests.apply.conftest import PIPELINE, PYTHON, git, init_repo
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import OFFERED
-from warp_fix.compare import KERNEL_METRIC
+from warp_fix.metrics import COLD_MODULE, KERNEL
 from warp_fix.model import CONSENT, Fix, Plan
 
 TRADE_OFF = Fix(
@@ -43,8 +43,8 @@ def test_without_consent_it_is_measured_and_offered_not_committed(offered):
     assert entry.outcome == OFFERED, entry.reason
     assert entry.commit is None
     assert git(repo, "rev-list", "--count", "main..wf/trade") == "0"
-    kernel = entry.numbers.timing_of(KERNEL_METRIC)
-    if kernel is not None and kernel.significant and kernel.delta_ms > 0:  # noise on a loaded machine
+    kernel = entry.numbers.timing_of(KERNEL)
+    if kernel is not None and kernel.significant and kernel.delta > 0:  # noise on a loaded machine
         assert "kernels slower beyond the noise band" in entry.reason
     else:
         assert "rerun with --allow late-module-options" in entry.reason
@@ -53,8 +53,8 @@ def test_without_consent_it_is_measured_and_offered_not_committed(offered):
 def test_both_numbers_are_there_with_kernel_time_from_three_samples_per_arm(offered):
     _, result = offered
     (entry,) = result.ledger.entries
-    kernel = entry.numbers.timing_of(KERNEL_METRIC)
-    assert kernel is not None and kernel.before_ms > 0 and kernel.after_ms > 0
-    assert (kernel.n_before, kernel.n_after) == (3, 3)
-    assert entry.numbers.timing_of("cold module work") is not None
-    assert "cold module work" in entry.reason and KERNEL_METRIC in entry.reason
+    kernel = entry.numbers.timing_of(KERNEL)
+    assert kernel is not None and kernel.before.median > 0 and kernel.after.median > 0
+    assert (len(kernel.before.values), len(kernel.after.values)) == (3, 3)
+    assert entry.numbers.timing_of(COLD_MODULE) is not None
+    assert COLD_MODULE.label in entry.reason and KERNEL.label in entry.reason

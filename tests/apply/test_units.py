@@ -19,12 +19,12 @@ from warp_fix.compare import (
     IMPROVED,
     INCONCLUSIVE,
     INVALID,
-    KERNEL_METRIC,
     REGRESSED,
     Comparison,
     TimingDelta,
 )
 from warp_fix.config import ConfigError, load_config, parse_config
+from warp_fix.metrics import COLD_MODULE, IDENTITIES, KERNEL
 from warp_fix.model import ADVISORY, CONSENT, SAFE, Fix
 from warp_fix.report import Stat
 
@@ -196,9 +196,7 @@ def test_flags_override_configuration(tmp_path):
     )
     from_config = build_request(command=None, cwd=tmp_path, branch="b")
     assert (from_config.command, from_config.samples, from_config.test) == (("python", "app.py"), 4, "pytest")
-    flags = build_request(
-        command=["python", "other.py"], cwd=tmp_path, branch="b", samples=1, test="true", allow=["b"]
-    )
+    flags = build_request(command=["python", "other.py"], cwd=tmp_path, branch="b", samples=1, test="true", allow=["b"])
     assert (flags.command, flags.samples, flags.test, flags.allow) == (
         ("python", "other.py"),
         1,
@@ -215,9 +213,7 @@ def test_gate_applies_safety_classes_allow_only_and_protected():
     go = HoistOptionsArgs(file="sim.py", function="go")
     safe = Fix("F1", "late-module-options", "t", "", SAFE, "hoist_options", (go,), ["sim.py"])
     assert gate.decline_reason(safe) is None
-    assert gate.decline_reason(Fix("F2", "x", "t", "", CONSENT, "c", files=["a.py"])).startswith(
-        "needs consent"
-    )
+    assert gate.decline_reason(Fix("F2", "x", "t", "", CONSENT, "c", files=["a.py"])).startswith("needs consent")
     assert gate.decline_reason(Fix("F3", "unused-backward", "t", "", CONSENT, "c", files=["a.py"])) is None
     assert gate.decline_reason(Fix("F4", "x", "t", "", ADVISORY, None)).startswith("advisory")
     assert gate.decline_reason(Fix("F5", "x", "t", "", SAFE, "c", files=["vendor/lib/k.py"])) == (
@@ -239,7 +235,7 @@ def test_trade_off_fix_without_consent_is_measured_and_offered_with_consent_kept
 
 def test_kernel_time_goes_to_the_body_and_a_trailer_with_useful_precision():
     c = comparison(IMPROVED, {"lto_artifacts": (2, 0)}, delta=-400.0, n=3)
-    c.timing.append(TimingDelta(KERNEL_METRIC, Stat(1.84, 0.01, [1.84] * 3), Stat(5.31, 0.02, [5.31] * 3), 3.47, 0.06))
+    c.timing.append(TimingDelta(KERNEL.label, Stat(1.84, 0.01, [1.84] * 3), Stat(5.31, 0.02, [5.31] * 3), 3.47, 0.06))
     message = commit_message(FIX, Numbers.of(c, per_arm=3, launch_count=40), None, "decisive")
     assert "Warp-Fix-Kernel-Ms: 1.84 -> 5.31" in message
     assert "- steady-state kernel time: 1.84 -> 5.31 ms (median of n=3/3" in message
@@ -259,8 +255,8 @@ def test_log_lists_warp_fix_and_foreign_commits_with_deltas(tmp_path):
     log = branch_log(repo, "wf/startup")
     assert [r.subject for r in log.rows] == [FIX.title, "Tidy b"]
     assert [r.by_warp_fix for r in log.rows] == [True, False]
-    assert log.rows[0].files == ["a.py"] and log.rows[0].trailers["Mechanism"] == "late-module-options"
-    assert log.totals()["Identities"] == (4.0, 3.0) and log.totals()["Cold-Module-Ms"] == (1000.0, 600.0)
+    assert log.rows[0].files == ["a.py"] and log.rows[0].trailers.mechanism == "late-module-options"
+    assert log.totals()[IDENTITIES] == (4.0, 3.0) and log.totals()[COLD_MODULE] == (1000.0, 600.0)
     data = log.to_json()
     assert data["commits"][1]["by_warp_fix"] is False and data["base"] == git(repo, "rev-parse", "main")
 
@@ -278,3 +274,25 @@ def test_log_cli_prints_rows_and_json(tmp_path):
     assert '"by_warp_fix": true' in run_cli("log", "wf/s", "--json", cwd=repo).stdout
     missing = run_cli("log", "nope", cwd=Path(repo))
     assert missing.returncode == 2 and "no branch nope" in missing.stderr
+
+
+def test_a_saved_ledger_reads_back_as_the_same_ledger(tmp_path):
+    from warp_fix.apply.ledger import KEPT, Baseline, EditNote, Entry, Ledger, load_ledger, save_ledger
+
+    entry = Entry("F1", FIX.slug, FIX.title, SAFE, KEPT, "structure shrank", ["a.py"], "abc123", numbers())
+    entry.tests = TestSummary("pytest -q", True, 0, 3.2)
+    entry.notes = [EditNote("a.py", "removed-import", "imports left unused removed: os")]
+    baseline = Baseline(1000.0, None, "the warm run compiled too", 4, 900, 0, 2, True)
+    ledger = Ledger("wf/s", "base", "main", ["python", "app.py"], "", "rule", "complete", [entry], baseline, numbers())
+    save_ledger(ledger, tmp_path)
+    assert load_ledger(tmp_path, "wf/s") == ledger
+    assert load_ledger(tmp_path, "wf/other") is None
+
+
+def test_the_codemod_s_notes_come_after_the_description():
+    from warp_fix.apply.ledger import EditNote
+
+    unused = "f(): parameter `module` is no longer used (kept: callers may still pass it)"
+    message = commit_message(FIX, numbers(), None, "decisive", [EditNote("a.py", "unused-parameter", unused)])
+    notes = "Codemod notes:\n- a.py: f(): parameter `module` is no longer used (kept: callers may\n  still pass it)"
+    assert f"built once.\n\n{notes}\n\nMeasured against" in message

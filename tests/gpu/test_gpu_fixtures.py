@@ -50,7 +50,7 @@ def test_block_dims_are_recorded_and_split_planned(gpu):
     assert all(b.native_ms > 0 for b in report.trace.builds if b.status == "compiled")
     finding = fired(plan, "block-dim-spread")
     assert finding.status == "fired"
-    assert "row_sums" in finding.details["runtime_block_dim"]
+    assert "row_sums" in finding.facts.runtime_block_dim
     (fix,) = [f for f in plan.fixes if f.slug == "block-dim-spread"]
     groups = fix.args_json()["groups"]
     assert len({groups["clear_grid"], groups["splat_points"], groups["shade"], groups["row_sums"]}) == 4
@@ -92,7 +92,7 @@ def test_mathdx_module_is_timed_in_steady_state_and_planned_as_a_measured_consen
 def test_serial_modules_offer_a_preload_with_the_ceiling(gpu):
     report, plan = gpu("gpu_serial", "stages")
     finding = fired(plan, "serial-builds")
-    assert finding.status == "fired" and finding.details["ceiling"] > 2
+    assert finding.status == "fired" and finding.facts.ceiling > 2
     (fix,) = [f for f in plan.fixes if f.slug == "serial-builds"]
     assert fix.safety == "consent"
     assert set(fix.args_json()["block_dims"].values()) == {128}

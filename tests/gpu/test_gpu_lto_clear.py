@@ -49,7 +49,7 @@ def test_cache_discarded_fires_with_the_cold_run_cost_and_removes_the_clear(meas
     report, plan = measured_and_planned
     finding = next(f for f in plan.findings if f.slug == "cache-discarded")
     assert finding.status == "fired", finding.reason
-    assert finding.details["lto_relinks"] >= 1 and finding.details["cold_ms"] > 0
+    assert finding.facts.lto_relinks >= 1 and finding.facts.cold_ms > 0
     assert "cold run" in finding.reason and report.summary.warm_builds == 0
     (fix,) = [f for f in plan.fixes if f.slug == "cache-discarded"]
     args = fix.args_json()
@@ -76,4 +76,4 @@ def test_removing_the_clear_is_decided_by_structure(measured_and_planned, tmp_pa
 
 
 def finding_relinks(plan) -> int:
-    return next(f for f in plan.findings if f.slug == "cache-discarded").details["lto_relinks"]
+    return next(f for f in plan.findings if f.slug == "cache-discarded").facts.lto_relinks

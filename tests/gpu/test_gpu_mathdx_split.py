@@ -17,6 +17,7 @@ import pytest
 
 from tests.conftest import FIXTURES, PYTHON
 from tests.gpu.test_gpu_fixtures import pytestmark  # noqa: F401  (skipped without CUDA)
+from warp_fix.metrics import KERNEL
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +60,9 @@ def applied(tmp_path_factory):
 def test_each_lto_build_is_attributed_to_its_kernel(applied):
     plan, _ = applied
     finding = next(f for f in plan.findings if f.slug == "mathdx-lto")
-    (module,) = finding.details["modules"]
-    assert module["module"] == "gemms.kernels"
-    assert {key: used["options"] for key, used in module["kernels"].items()} == {
+    (module,) = finding.facts.modules
+    assert module.module == "gemms.kernels"
+    assert {key: used.options for key, used in module.kernels.items()} == {
         "gemm16": ["enable_mathdx_gemm"],
         "gemm32": ["enable_mathdx_gemm"],
     }
@@ -87,8 +88,8 @@ def test_the_f32_move_is_kept_and_mathdx_off_for_the_f16_gemm_only_offered(appli
     assert first.outcome == KEPT, first.reason
     lto_before, lto_after = first.numbers.structure["lto_builds"]
     assert lto_after < lto_before
-    kernel = first.numbers.timing_of("steady-state kernel time")
-    assert kernel is not None and not (kernel.significant and kernel.delta_ms > 0)
+    kernel = first.numbers.timing_of(KERNEL)
+    assert kernel is not None and not (kernel.significant and kernel.delta > 0)
     (f16,) = [e for e in rest if e.slug == "mathdx-lto"]  # after the move: MathDx off for the module's f16 GEMM
     assert f16.outcome == OFFERED, f16.reason
     assert "kernels slower beyond the noise band" in f16.reason

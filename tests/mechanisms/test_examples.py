@@ -6,6 +6,7 @@ import pytest
 
 from codemods import REGISTRY
 from warp_fix.mechanisms import FIX_ORDER, MECHANISMS, SLUGS
+from warp_fix.mechanisms.kernel_after_load import KernelAfterLoad
 from warp_fix.model import FIRED, Fix, NotProposed
 
 EXAMPLES = [
@@ -51,3 +52,12 @@ def test_the_registry_lists_each_mechanism_once_in_both_orders() -> None:
     assert len(set(SLUGS)) == len(MECHANISMS)
     assert sorted(m.SLUG for m in FIX_ORDER) == sorted(SLUGS)
     assert len({m.CS for m in MECHANISMS if m.CS}) == len([m for m in MECHANISMS if m.CS])
+
+
+def test_a_fix_says_how_many_of_the_modules_builds_it_removes() -> None:
+    """`Finding.all_builds` counts the builds of the modules a finding concerns: "removes 1 build(s) of 2"."""
+    example = KernelAfterLoad.EXAMPLES[0]
+    finding = KernelAfterLoad().diagnose(example.inputs)
+    (fix,) = [p for p in KernelAfterLoad().propose(finding, example.inputs) if isinstance(p, Fix)]
+    assert (finding.extra_builds, finding.all_builds) == (1, 2)
+    assert fix.expected.startswith("removes 1 build(s) of 2")

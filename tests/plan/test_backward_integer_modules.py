@@ -65,9 +65,9 @@ def test_the_tracer_records_which_kernels_take_differentiable_arguments(report):
 def test_integer_modules_get_a_safe_per_module_fix_the_float_module_only_the_process_wide_one(report):
     finding, fixes = unused_backward(make_plan(report, FIXTURES / "integer_modules"))
     assert finding.status == "fired"
-    assert finding.details["modules"] == [*INTEGER_MODULES, "particles.density"]
-    assert finding.details["gradient_free"] == {m: UNRESOLVED for m in INTEGER_MODULES}
-    assert finding.details["differentiated_elsewhere"] == {"particles.density": UNRESOLVED}
+    assert finding.facts.modules == [*INTEGER_MODULES, "particles.density"]
+    assert finding.facts.gradient_free == {m: UNRESOLVED for m in INTEGER_MODULES}
+    assert finding.facts.differentiated_elsewhere == {"particles.density": UNRESOLVED}
     per_module = [f for f in fixes if f.codemod == "module_options"]
     assert [(f.args_json(), f.safety) for f in per_module] == [
         ({"file": f"particles/{m.split('.')[1]}.py", "options": {"enable_backward": False}}, SAFE)
@@ -87,8 +87,8 @@ def test_integer_modules_get_a_safe_per_module_fix_the_float_module_only_the_pro
 def test_a_tape_the_scan_follows_to_the_integer_kernel_keeps_the_process_wide_rule(with_resolved_tape):
     report = measure([PYTHON, "quickstart.py"], with_resolved_tape, samples=1)
     finding, fixes = unused_backward(make_plan(report, with_resolved_tape))
-    assert finding.details["gradient_free"] == {"particles.cells": UNRESOLVED}
-    assert finding.details["differentiated_elsewhere"] == {
+    assert finding.facts.gradient_free == {"particles.cells": UNRESOLVED}
+    assert finding.facts.differentiated_elsewhere == {
         "particles.density": UNRESOLVED,
         "particles.hashing": "scripts/check_hash.py:12",
     }

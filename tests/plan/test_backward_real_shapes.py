@@ -17,6 +17,7 @@ from tests.apply.conftest import git, init_repo
 from tests.conftest import FIXTURES, PYTHON
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import KEPT
+from warp_fix.mechanisms._attribution import Location, Provenance
 from warp_fix.model import CONSENT, SAFE
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
@@ -45,9 +46,9 @@ def test_module_differentiated_by_another_script_gets_no_per_module_fix(measured
     plan = make_plan(measured("calibration_script"), FIXTURES / "calibration_script")
     found = finding(plan)
     assert found.status == "fired"
-    assert found.details["modules"] == ["beams.model", "beams.report"]
-    assert found.details["differentiated_elsewhere"] == {"beams.model": "scripts/calibrate.py:30"}
-    assert found.details["provenance"]["beams.model"]["kind"] == "default"
+    assert found.facts.modules == ["beams.model", "beams.report"]
+    assert found.facts.differentiated_elsewhere == {"beams.model": "scripts/calibrate.py:30"}
+    assert found.facts.provenance["beams.model"].kind == "default"
     per_module, process_wide = fixes(plan)
     assert (per_module.codemod, per_module.safety) == ("module_options", SAFE)
     assert per_module.args_json() == {"file": "beams/report.py", "options": {"enable_backward": False}}
@@ -64,14 +65,14 @@ def test_module_differentiated_by_another_script_gets_no_per_module_fix(measured
 def test_factory_parameter_is_changed_at_the_call_that_passes_it(measured):
     plan = make_plan(measured("factory_call_site"), FIXTURES / "factory_call_site")
     found = finding(plan)
-    assert found.status == "fired" and found.details["modules"] == ["smoothing.factory"]
-    assert found.details["provenance"]["smoothing.factory"] == {
-        "key": "enable_backward",
-        "kind": "factory-parameter",
-        "site": "smoothing/factory.py:10",
-        "call_site": "smoothing/filters.py:5",
-        "callee": "make_filter",
-    }
+    assert found.status == "fired" and found.facts.modules == ["smoothing.factory"]
+    assert found.facts.provenance["smoothing.factory"] == Provenance(
+        "enable_backward",
+        "factory-parameter",
+        Location("smoothing/factory.py", 10),
+        Location("smoothing/filters.py", 5),
+        "make_filter",
+    )
     (fix,) = fixes(plan)
     assert (fix.codemod, fix.safety) == ("call_site_argument", SAFE)
     assert fix.args_json() == {
@@ -94,7 +95,7 @@ def test_library_that_turns_backward_off_per_kernel_is_ruled_out(measured):
 def test_unique_kernels_made_by_a_renaming_factory_get_module_options_in_their_wp_kernel_call(measured):
     plan = make_plan(measured("factory_qualname"), FIXTURES / "factory_qualname")
     found = finding(plan)
-    assert sorted(m[: len("box_size_3_kernel")] for m in found.details["modules"]) == [
+    assert sorted(m[: len("box_size_3_kernel")] for m in found.facts.modules) == [
         "box_size_3_kernel",
         "box_size_7_kernel",
     ]
@@ -112,8 +113,8 @@ def test_script_run_as_main_is_attributed_to_the_script(tmp_path):
     )
     plan = make_plan(measure([PYTHON, "app.py"], root, samples=1), root)
     found = finding(plan)
-    assert found.status == "fired" and found.details["modules"] == ["__main__"]
-    assert found.details["provenance"]["__main__"]["kind"] == "default"
+    assert found.status == "fired" and found.facts.modules == ["__main__"]
+    assert found.facts.provenance["__main__"].kind == "default"
     (fix,) = fixes(plan)
     assert (fix.codemod, fix.safety) == ("module_options", SAFE)
     assert fix.args_json() == {"file": "app.py", "options": {"enable_backward": False}}
@@ -133,7 +134,7 @@ def test_script_that_already_turns_backward_off_is_not_tripped_by_warp_render(tm
 )
 def test_string_named_modules_are_set_by_name(module, file, named_without_config):
     plan = named_without_config
-    assert finding(plan).details["provenance"][module]["kind"] == "default"
+    assert finding(plan).facts.provenance[module].kind == "default"
     (fix,) = [f for f in fixes(plan) if f.args_json().get("module") == module]
     assert (fix.codemod, fix.safety) == ("module_options", SAFE)
     assert fix.args_json() == {"file": file, "options": {"enable_backward": False}, "module": module}

@@ -40,8 +40,8 @@ def test_project_decorator_kernel_joins_its_files_module_at_the_decorator_call(p
 
 def test_renamed_factory_kernels_are_the_repositorys_and_their_own_options_keep_them_apart(plan_of):
     plan = plan_of("factory_qualname")
-    stable = finding(plan, "unique-on-stable").details["stable"]
-    assert {(k["file"], k["kernel"], k["made_by"]) for k in stable} == {
+    stable = finding(plan, "unique-on-stable").facts.stable
+    assert {(k.file, k.kernel, k.made_by) for k in stable} == {
         ("filterbank/boxes.py", "box", "call"),
         ("filterbank/ops.py", "rectify", "project-decorator"),
     }
@@ -82,9 +82,9 @@ def test_optional_kernel_that_captures_nothing_moves_into_the_module_every_run_b
     plan = plan_of("optional_shared_module")
     found = finding(plan, "kernel-after-load")
     assert found.status == "fired" and found.extra_builds == 1
-    (late,) = found.details["late_kernels"]
-    assert (late["module"], late["chosen_by"], late["captures"]) == ("harvest.buffers", ["self"], [])
-    assert late["first_build_files"] == ["harvest/buffers.py"]
+    (late,) = found.facts.late_kernels
+    assert (late.module, late.chosen_by, late.captures) == ("harvest.buffers", ["self"], [])
+    assert late.first_build_files == ["harvest/buffers.py"]
     (fix,) = fixes(plan, "kernel-after-load")
     assert (fix.codemod, fix.safety) == ("kernels_to_module_scope", SAFE)
     assert fix.args_json() == {"file": "harvest/buffers.py", "factory": "record", "kernels": ["advance_heads"]}

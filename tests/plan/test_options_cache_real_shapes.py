@@ -87,7 +87,7 @@ def test_a_librarys_options_call_is_neither_a_late_option_nor_a_user_no_op():
     plan = make_plan(report, FIXTURES / "script_main")
     found = finding(plan, "late-module-options")
     assert found.status == "ruled-out"
-    assert found.details["no_ops"] == []  # the script's own call at app.py:8 reaches __main__, built later
+    assert found.facts.no_ops == []  # the script's own call at app.py:8 reaches __main__, built later
     assert "no kernels" not in found.reason
     (library,) = [e for e in found.evidence if "installed package" in e.detail]
     assert library.file.endswith("render_opengl.py") and library.file != "app.py"
@@ -98,7 +98,7 @@ def test_a_user_no_op_call_is_reported_once_with_its_line(plan_of):
     plan = plan_of("noop_options")
     found = finding(plan, "late-module-options")
     assert found.status == "ruled-out"
-    assert [(n["module"], n["file"], n["line"]) for n in found.details["no_ops"]] == [
+    assert [(n.module, n.file, n.line) for n in found.facts.no_ops] == [
         ("reducers.ops", "reducers/ops.py", 28)
     ]
     assert "reducers/ops.py:28" in found.reason and "no kernels" in found.reason
@@ -114,7 +114,7 @@ def test_a_call_run_twice_is_still_one_no_op(tmp_path):
     report = measure([PYTHON, "-m", "reducers"], app, samples=1)
     assert sum(c.target == "reducers.ops" for c in report.trace.option_changes) == 3
     found = finding(make_plan(report, app), "late-module-options")
-    assert len(found.details["no_ops"]) == 1
+    assert len(found.facts.no_ops) == 1
 
 
 def test_config_moved_to_the_entry_point_is_not_flagged_again(tmp_path):

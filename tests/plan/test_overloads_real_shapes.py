@@ -26,9 +26,9 @@ def plan(measured):
 def test_the_instance_added_after_the_first_load_is_found_in_the_factory(plan):
     found = next(f for f in plan.findings if f.slug == "late-overloads")
     assert found.status == "fired" and found.extra_builds == 1
-    (generic,) = found.details["generics"]
-    assert generic["key"] == "_create_kernels__locals__momentum_step"
-    assert (generic["file"], generic["line"], generic["factory"]) == ("linfit/optim.py", 14, "_create_kernels")
+    (generic,) = found.facts.generics
+    assert generic.key == "_create_kernels__locals__momentum_step"
+    assert (generic.file, generic.line, generic.factory) == ("linfit/optim.py", 14, "_create_kernels")
     assert any(e.detail == "generic kernel momentum_step defined inside _create_kernels()" for e in found.evidence)
 
 
@@ -50,12 +50,16 @@ def apply_overloads(tmp_path, fixture: str, package: str):
     kept with the same output)."""
     repo = fixture_repo(tmp_path, fixture)
     request = build_request(
-        command=[PYTHON, "-m", package], cwd=repo, branch="wf/overloads", samples=1, only=["late-overloads"],
+        command=[PYTHON, "-m", package],
+        cwd=repo,
+        branch="wf/overloads",
+        samples=1,
+        only=["late-overloads"],
         test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
     )
     (entry,) = [e for e in run_apply(request).ledger.entries if e.slug == "late-overloads"]
     assert entry.outcome == KEPT, entry.reason
-    assert entry.numbers.output == "identical"
+    assert entry.numbers.output_detail == "identical"
     return repo, entry
 
 

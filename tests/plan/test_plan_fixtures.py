@@ -100,7 +100,7 @@ def test_stable_factory_kernels_share_a_module_and_plugins_stay_unique(plan_of):
 def test_noop_options_call_is_reported_not_applied(plan_of):
     plan = plan_of("noop_options")
     finding = next(f for f in plan.findings if f.slug == "late-module-options")
-    assert finding.details["no_ops"]
+    assert finding.facts.no_ops
     assert "no kernels" in finding.reason
     assert fixes(plan, "late-module-options") == []
 
@@ -111,7 +111,7 @@ def test_backward_off_per_module_and_kept_where_a_tape_differentiates(plan_of):
     assert (fix.codemod, fix.safety) == ("module_options", SAFE)
     assert fix.args_json() == {"file": "springs/chain.py", "options": {"enable_backward": False}}
     finding = next(f for f in plan.findings if f.slug == "unused-backward")
-    assert "springs.calibrate" in finding.details["differentiated"]
+    assert "springs.calibrate" in finding.facts.differentiated
 
 
 def test_precompiled_header_off_is_reported(plan_of):

@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import PYTHON, REPO, TWO_STAGE, write_app
 from warp_fix.apply.review import BranchLog, CommitRow
+from warp_fix.apply.trailers import Change, CommitTrailers
+from warp_fix.metrics import COLD_MODULE, IDENTITIES
 from warp_fix.model import Finding, Fix, Plan
 from warp_fix.render.html import render_log_html, render_report_html
 from warp_fix.report import (
@@ -87,10 +89,12 @@ def make_plan() -> Plan:
 
 
 def make_log() -> BranchLog:
-    ours = {"Mechanism": "kernel-after-load", "Cold-Module-Ms": "830 -> 450", "Identities": "3 -> 2"}
+    ours = CommitTrailers(
+        "kernel-after-load", "F1", "IMPROVED", 1, {COLD_MODULE: Change(830, 450), IDENTITIES: Change(3, 2)}
+    )
     rows = [
         CommitRow("a" * 40, "Define shift before the first launch", ["app.py"], ours),
-        CommitRow("b" * 40, "Unrelated <edit>", ["README.md"], {}),
+        CommitRow("b" * 40, "Unrelated <edit>", ["README.md"], None),
     ]
     return BranchLog("wf/startup", "c" * 40, "recorded by apply (main)", rows)
 
@@ -171,6 +175,8 @@ def test_log_page_has_before_and_after_bars_per_warp_fix_commit():
     text = " ".join(page.text)
     assert "before 830 ms" in text and "after 450 ms" in text and "identities 3 → 2" in text
     assert "Unrelated <edit>" in text and "not made by warp-fix" in text
+    assert "cold module work 830 → 450 ms" in text and "module identities built 3 → 2" in text  # labels, with units
+    assert "Cold-Module-Ms" not in html and "Identities" not in html  # not the trailer keys
     assert "http://" not in html and "https://" not in html
 
 

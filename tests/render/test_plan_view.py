@@ -35,3 +35,13 @@ def test_a_clean_plan_still_says_nothing_to_fix():
         findings=[Finding("cache-discarded", RULED_OUT, "cache thrown away", "the warm run compiled nothing")],
     )
     assert "Nothing to fix: 1 mechanisms checked." in plan_markdown(plan)
+
+
+def test_only_fired_findings_reasons_are_listed_as_not_proposed():
+    """A ruled-out mechanism's NotProposed carries the status as a field: its reason is not repeated below the table,
+    whatever its wording."""
+    plan = fired_without_fix()
+    ruled_out = [n for n in plan.not_proposed if n.status == RULED_OUT]
+    assert ruled_out and not any(n.reason.startswith("ruled-out") for n in ruled_out)
+    markdown = plan_markdown(plan)
+    assert not any(f"`{n.slug}`: {n.reason}" in markdown for n in ruled_out)

@@ -76,3 +76,11 @@ def test_cache_defeating_settings_and_environment(scan):
         ("rmtree.kernel_cache_dir", "wp.config.kernel_cache_dir"),
     ]
     assert index.cache_operations[3].value.is_constant and index.cache_operations[3].value.value is False
+
+
+def test_one_vocabulary_names_maintenance_paths():
+    from warp_fix.scan.parsed import maintenance_guard, says_maintenance
+
+    assert all(map(says_maintenance, ["rebuild_cache", "maintain", "Wipe the cache.", "clear_all", "fresh_start"]))
+    assert not any(map(says_maintenance, ["run", "use_private_kernel_cache", None]))
+    assert maintenance_guard(["not (fast)", "args.cold"]) == "args.cold"  # a command-line flag asked for it

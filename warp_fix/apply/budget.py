@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warp_fix.compare import INCONCLUSIVE, INVALID, KERNEL_METRIC, Comparison, TimingDelta
+from warp_fix.compare import INCONCLUSIVE, INVALID, Comparison, TimingDelta
+from warp_fix.metrics import KERNEL
 
 MIN_TIMING_SAMPLES = 3  # a median and a MAD need three values (WARP_FACTS.md, measurement rules)
 CLEARLY_OUTSIDE = 2.0  # |delta| > 2 x band: more samples will not change the verdict
@@ -128,7 +129,7 @@ def kernel_time_win(comparison: Comparison, per_arm: int) -> str:
     """
     if comparison.verdict != INCONCLUSIVE or contradicted(comparison) or comparison.structural_loss:
         return ""
-    kernel = next((t for t in comparison.timing if t.metric == KERNEL_METRIC), None)
+    kernel = next((t for t in comparison.timing if t.metric == KERNEL.label), None)
     if per_arm < MIN_TIMING_SAMPLES or kernel is None or not kernel.spread_seen:
         return ""
     if not (kernel.significant and kernel.delta < 0):

@@ -3,81 +3,71 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 
 from warp_fix.apply.git import Git
-from warp_fix.apply.ledger import Numbers, TestSummary
-from warp_fix.compare import KERNEL_METRIC
+from warp_fix.apply.ledger import EditNote, Numbers, TestSummary
+from warp_fix.apply.trailers import Change, CommitTrailers, TrailerCodec
+from warp_fix.metrics import STRUCTURE, TRAILED, Metric
 from warp_fix.model import Fix
 
 FALLBACK_NAME = "warp-fix"
 FALLBACK_EMAIL = "warp-fix@localhost"
-TRAILER_PREFIX = "Warp-Fix-"
 WIDTH = 72
 
 
-def commit_message(fix: Fix, numbers: Numbers, tests: TestSummary | None, sampling: str) -> str:
+def commit_message(
+    fix: Fix, numbers: Numbers, tests: TestSummary | None, sampling: str, notes: Sequence[EditNote] = ()
+) -> str:
     body = [_wrap(fix.description)] if fix.description else []
+    if notes:
+        body.append(_edit_notes(notes))
     body.append(_measurements(numbers, sampling))
     body.append(_tests_line(tests))
     return "\n\n".join([fix.title.strip().rstrip("."), *body, trailers(fix, numbers)]) + "\n"
 
 
 def trailers(fix: Fix, numbers: Numbers) -> str:
-    values = [
-        ("Mechanism", fix.slug),
-        ("Fix", fix.id),
-        ("Verdict", numbers.verdict),
-    ]
-    for metric, key in (
-        ("cold module work", "Cold-Module-Ms"),
-        ("compile elapsed", "Compile-Elapsed-Ms"),
-        (KERNEL_METRIC, "Kernel-Ms"),
-    ):
-        t = numbers.timing_of(metric)
-        if t:
-            values.append((key, t.pair()))
-    for field_name, key in (
-        ("identities", "Identities"),
-        ("generated_source_bytes", "Source-Bytes"),
-        ("warm_builds", "Warm-Builds"),
-        ("lto_artifacts", "LTO-Artifacts"),
-        ("lto_builds", "LTO-Builds"),
-    ):
-        if field_name in numbers.structure:
-            before, after = numbers.structure[field_name]
-            values.append((key, f"{before} -> {after}"))
-    values.append(("Samples", f"{numbers.per_arm} per arm, interleaved"))
-    if numbers.output:
-        values.append(("Output", numbers.output.split(" (")[0]))
-    return "\n".join(f"{TRAILER_PREFIX}{key}: {value}" for key, value in values)
+    return TrailerCodec.encode(commit_trailers(fix, numbers))
+
+
+def commit_trailers(fix: Fix, numbers: Numbers) -> CommitTrailers:
+    """What the commit records for machines: every metric the comparison measured, n/a ones included."""
+    changes: dict[Metric, Change | None] = {}
+    for metric in TRAILED:
+        timing = numbers.timing_of(metric) if metric.timing else None
+        if timing is not None:
+            changes[metric] = None if timing.not_applicable else Change(timing.before.median, timing.after.median)
+        elif metric.field in numbers.structure:
+            changes[metric] = Change(*numbers.structure[metric.field])
+    return CommitTrailers(fix.slug, fix.id, numbers.verdict, numbers.per_arm, changes, numbers.output_summary)
 
 
 def _measurements(n: Numbers, sampling: str) -> str:
     lines = [f"Measured against the previous state, interleaved, n={n.per_arm} per arm ({sampling}):"]
-    lines += [f"- {t.line()}" for t in n.timing]
-    labels = {
-        "identities": "module identities built",
-        "generated_source_bytes": "generated source bytes",
-        "warm_builds": "warm builds",
-        "lto_artifacts": "LTO artifacts",
-        "lto_builds": "MathDx LTO builds",
-    }
-    for key, label in labels.items():
-        if key in n.structure:
-            before, after = n.structure[key]
-            lines.append(f"- {label}: {before} -> {after}")
+    lines += [f"- {t.record_line()}" for t in n.timing]
+    for metric in STRUCTURE:
+        if metric.field in n.structure:
+            before, after = n.structure[metric.field]
+            lines.append(f"- {metric.label}: {before} -> {after}")
     launches = {
         True: f"yes, {n.launch_count} launches in the same order and structure",
         False: "NO",
         None: "unverifiable (no launches recorded)",
-    }[n.launches_preserved]
+    }[n.workload_same]
     lines.append(f"- launches preserved: {launches}")
     if n.renames:
         lines.append("- kernel keys renamed: " + ", ".join(f"{a} -> {b}" for a, b in n.renames))
-    output = {True: "yes", False: "NO", None: "not compared"}[n.output_preserved]
-    lines.append(f"- program output preserved: {output}" + (f", {n.output}" if n.output else ""))
+    output = {True: "yes", False: "NO", None: "not compared"}[n.output_same]
+    lines.append(f"- program output preserved: {output}" + (f", {n.output_detail}" if n.output_detail else ""))
     lines += [f"- output {rule}" for rule in n.output_rules]
     lines += [f"- note: {note}" for note in n.notes]
+    return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
+
+
+def _edit_notes(notes: Sequence[EditNote]) -> str:
+    """What the edit left or cleaned up that the diff does not show, file by file."""
+    lines = ["Codemod notes:"] + [f"- {note.file}: {note.message}" for note in notes]
     return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
 
 

@@ -11,117 +11,95 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warp_fix.compare import KERNEL_METRIC, Comparison, fmt_ms
+from warp_fix.compare import Comparison, TimingDelta
+from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, IDENTITIES, KERNEL, Metric, fmt_ms
+from warp_fix.report import Stat
 
 KEPT = "kept"
 DROPPED = "dropped"
 DECLINED = "declined"
 OFFERED = "offered"  # measured both ways on a candidate, not committed: it needs the user's consent
-LEDGER_VERSION = 1
-
-
-@dataclass
-class TimingNumbers:
-    metric: str
-    before_ms: float
-    before_mad: float
-    after_ms: float
-    after_mad: float
-    n_before: int
-    n_after: int
-    delta_ms: float
-    band_ms: float
-    significant: bool
-    band_how: str = ""  # which runs the band was estimated from, and their spread
-    not_applicable: str = ""  # why the metric means nothing for this comparison
-
-    def line(self) -> str:
-        if self.not_applicable:
-            return f"{self.metric}: n/a ({self.not_applicable})"
-        verdict = "" if self.significant else ", inside the noise band"
-        how = f" {self.band_how}" if self.band_how else ""
-        return (
-            f"{self.metric}: {fmt_ms(self.before_ms)} -> {fmt_ms(self.after_ms)} ms "
-            f"(median of n={self.n_before}/{self.n_after}, "
-            f"MAD {fmt_ms(self.before_mad)}/{fmt_ms(self.after_mad)} ms, "
-            f"noise band ±{fmt_ms(self.band_ms)} ms{how}{verdict})"
-        )
-
-    def pair(self) -> str:
-        """`before -> after` in ms, or n/a: what the commit trailer and the short summaries show."""
-        return "n/a" if self.not_applicable else f"{fmt_ms(self.before_ms)} -> {fmt_ms(self.after_ms)}"
+LEDGER_VERSION = 2  # 2: the numbers keep the comparison's own field names and timing records
 
 
 @dataclass
 class Numbers:
-    """A comparison reduced to what the ledger, the commit and `log` show."""
+    """A comparison as the ledger, the commit and `log` show it: its fields, under its own names, and how
+    apply sampled it."""
 
     verdict: str
     reasons: list[str]
-    structure: dict[str, tuple[int, int]]
-    timing: list[TimingNumbers]
-    per_arm: int
-    launches_preserved: bool | None
-    launch_count: int
-    output_preserved: bool | None
+    structure: dict[str, tuple[int, int]]  # by Metric.field
+    timing: list[TimingDelta]
+    workload_same: bool | None
+    output_same: bool | None
     renames: list[tuple[str, str]]
     notes: list[str]
+    output_detail: str = ""
+    output_summary: str = ""
+    output_rules: list[str] = field(default_factory=list)
+    per_arm: int = 0
+    launch_count: int = 0
     stop: str = ""  # why sampling stopped
-    output: str = ""  # the output verdict: "identical", "within learned tolerance (...)", or what changed
-    output_rules: list[str] = field(default_factory=list)  # the tolerant and ignored numbers, described
 
     @classmethod
     def of(cls, comparison: Comparison, per_arm: int, launch_count: int, stop: str = "") -> Numbers:
-        timing = [
-            TimingNumbers(
-                t.metric,
-                t.before.median,
-                t.before.mad,
-                t.after.median,
-                t.after.mad,
-                len(t.before.values),
-                len(t.after.values),
-                t.delta,
-                t.band,
-                t.significant,
-                t.band_how,
-                t.not_applicable,
-            )
-            for t in comparison.timing
-        ]
         return cls(
-            comparison.verdict,
-            list(comparison.reasons),
-            dict(comparison.structure),
-            timing,
-            per_arm,
-            comparison.workload_same,
-            launch_count,
-            comparison.output_same,
-            list(comparison.renames),
-            list(comparison.notes),
-            stop,
-            comparison.output_detail,
-            list(comparison.output_rules),
+            verdict=comparison.verdict,
+            reasons=list(comparison.reasons),
+            structure=dict(comparison.structure),
+            timing=list(comparison.timing),
+            workload_same=comparison.workload_same,
+            output_same=comparison.output_same,
+            renames=list(comparison.renames),
+            notes=list(comparison.notes),
+            output_detail=comparison.output_detail,
+            output_summary=comparison.output_summary,
+            output_rules=list(comparison.output_rules),
+            per_arm=per_arm,
+            launch_count=launch_count,
+            stop=stop,
         )
 
-    def timing_of(self, metric: str) -> TimingNumbers | None:
-        return next((t for t in self.timing if t.metric == metric), None)
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Numbers:
+        return cls(
+            **{
+                **data,
+                "structure": {name: (before, after) for name, (before, after) in data["structure"].items()},
+                "timing": [_timing_from_json(t) for t in data["timing"]],
+                "renames": [(old, new) for old, new in data["renames"]],
+            }
+        )
+
+    def timing_of(self, metric: Metric) -> TimingDelta | None:
+        return next((t for t in self.timing if t.metric == metric.label), None)
+
+    def change(self, metric: Metric) -> tuple[float, float] | None:
+        """Before and after of any metric; None when it was not compared or means nothing here."""
+        if not metric.timing:
+            return self.structure.get(metric.field)
+        t = self.timing_of(metric)
+        return None if t is None or t.not_applicable else (t.before.median, t.after.median)
 
     def summary(self) -> str:
         parts = []
-        ids = self.structure.get("identities")
+        ids = self.structure.get(IDENTITIES.field)
         if ids:
             parts.append(f"identities {ids[0]} -> {ids[1]}")
-        for metric in ("cold module work", "compile elapsed", KERNEL_METRIC):
+        for metric in (COLD_MODULE, COMPILE_ELAPSED, KERNEL):
             t = self.timing_of(metric)
             if t and t.not_applicable:
-                parts.append(f"{metric} n/a")
+                parts.append(f"{metric.label} n/a")
             elif t:
-                parts.append(f"{metric} {t.pair()} ms (±{fmt_ms(t.band_ms)})")
-        if self.output and self.output != "identical":
-            parts.append(f"output {self.output}")
+                parts.append(f"{metric.label} {t.pair()} ms (±{fmt_ms(t.band)})")
+        if self.output_detail and self.output_detail != "identical":
+            parts.append(f"output {self.output_detail}")
         return "; ".join(parts) + f"; n={self.per_arm} per arm"
+
+
+def _timing_from_json(data: dict[str, Any]) -> TimingDelta:
+    return TimingDelta(**{**data, "before": Stat(**data["before"]), "after": Stat(**data["after"])})
 
 
 @dataclass
@@ -133,6 +111,16 @@ class TestSummary:
     exit_code: int | None
     seconds: float
     tail: str = ""
+
+
+@dataclass(frozen=True)
+class EditNote:
+    """What a codemod's edit made stale and left, or cleaned up on the side: the diff does not show it, so the
+    commit body says it (e.g. "imports left unused removed: atexit")."""
+
+    file: str  # relative to the repository root
+    kind: str  # "unused-parameter" | "stale-docstring" | "removed-import" | "removed-helper" | "kept-helper"
+    message: str
 
 
 @dataclass
@@ -149,6 +137,33 @@ class Entry:
     tests: TestSummary | None = None
     expected: str = ""  # the planner's untested estimate (shown for declined fixes, labelled)
     retry_of: str = ""  # the id of this fix's dropped try, when a later kept fix changed its module
+    notes: list[EditNote] = field(default_factory=list)  # from the codemod, for the commit body
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Entry:
+        numbers, tests = data["numbers"], data["tests"]
+        return cls(
+            **{
+                **data,
+                "numbers": Numbers.from_json(numbers) if numbers else None,
+                "tests": TestSummary(**tests) if tests else None,
+                "notes": [EditNote(**note) for note in data["notes"]],
+            }
+        )
+
+
+@dataclass
+class Baseline:
+    """The baseline measurement in brief: medians and counts apply started from."""
+
+    cold_module_ms: float
+    compile_elapsed_ms: float | None  # None: not applicable (see compile_elapsed_na)
+    compile_elapsed_na: str
+    identities: int
+    generated_source_bytes: int
+    warm_builds: int
+    samples: int
+    output_deterministic: bool | None
 
 
 @dataclass
@@ -161,7 +176,7 @@ class Ledger:
     sampling_rule: str
     status: str = "running"  # running | complete | interrupted | failed | dry-run
     entries: list[Entry] = field(default_factory=list)
-    baseline: dict[str, Any] = field(default_factory=dict)
+    baseline: Baseline | None = None
     total: Numbers | None = None
     total_note: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -179,6 +194,21 @@ class Ledger:
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Ledger:
+        """The one reader of a saved ledger (ValueError when it was written by another version)."""
+        if data.get("version") != LEDGER_VERSION:
+            raise ValueError(f"ledger version {data.get('version')}, not {LEDGER_VERSION}")
+        total, baseline = data["total"], data["baseline"]
+        return cls(
+            **{
+                **data,
+                "entries": [Entry.from_json(entry) for entry in data["entries"]],
+                "total": Numbers.from_json(total) if total else None,
+                "baseline": Baseline(**baseline) if baseline else None,
+            }
+        )
+
 
 def ledger_paths(ledger_dir: Path, branch: str) -> tuple[Path, Path]:
     base = ledger_dir / branch  # branch names may hold "/": they become sub-directories, like refs
@@ -193,11 +223,16 @@ def save_ledger(ledger: Ledger, ledger_dir: Path) -> tuple[Path, Path]:
     return json_path, md_path
 
 
-def load_ledger_json(ledger_dir: Path, branch: str) -> dict[str, Any] | None:
-    path, _ = ledger_paths(ledger_dir, branch)
+def load_ledger(ledger_dir: Path, branch: str) -> Ledger | None:
+    """The branch's saved ledger; None when there is none, or none this version can read."""
+    return read_ledger(ledger_paths(ledger_dir, branch)[0])
+
+
+def read_ledger(path: Path) -> Ledger | None:
+    """A ledger saved as JSON (by apply, or by `apply --json`); None when absent or unreadable."""
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
+        return Ledger.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError, KeyError):
         return None
 
 
@@ -229,18 +264,14 @@ def ledger_markdown(ledger: Ledger) -> str:
             "|---|---|---|---|---|",
         ]
         for e in entries:
-            result = (
-                e.numbers.summary()
-                if e.numbers
-                else (f"untested estimate: {e.expected}" if e.expected else "")
-            )
+            result = e.numbers.summary() if e.numbers else (f"untested estimate: {e.expected}" if e.expected else "")
             commit = f" ({e.commit[:10]})" if e.commit else ""
             again = f", again after {e.retry_of}" if e.retry_of else ""
             lines.append(f"| {e.fix_id}{commit}{again} | {e.slug} | {e.title} | {result} | {_cell(e.reason)} |")
     lines += ["", "## Total", ""]
     if ledger.total:
         lines.append(f"- {ledger.total.summary()}")
-        lines += [f"- {t.line()}" for t in ledger.total.timing]
+        lines += [f"- {t.record_line()}" for t in ledger.total.timing]
     if ledger.total_note:
         lines.append(f"- {ledger.total_note}")
     return "\n".join(lines) + "\n"

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from warp_fix.apply import budget
 from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
@@ -19,6 +20,8 @@ from warp_fix.apply.ledger import (
     DROPPED,
     KEPT,
     OFFERED,
+    Baseline,
+    EditNote,
     Entry,
     Ledger,
     Numbers,
@@ -30,11 +33,15 @@ from warp_fix.apply.search import Search, changed_modules, search_order
 from warp_fix.apply.signals import termination_interrupts
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
-from warp_fix.compare import IMPROVED, KERNEL_METRIC, Comparison, compare
+from warp_fix.compare import IMPROVED, Comparison, compare
+from warp_fix.metrics import COLD_MODULE, KERNEL
 from warp_fix.model import Fix, Plan
 from warp_fix.output_model import OutputModel, OutputModelError, learn
 from warp_fix.probe import ProbeError
 from warp_fix.report import Report
+
+if TYPE_CHECKING:
+    from codemods import CodemodResult
 
 Planner = Callable[[Report, Path, list[str]], Plan]
 Progress = Callable[[str], None]
@@ -58,9 +65,7 @@ def default_planner(report: Report, root: Path, command: list[str]) -> Plan:
     return make_plan(report, root, command)
 
 
-def run_apply(
-    request: ApplyRequest, planner: Planner | None = None, progress: Progress | None = None
-) -> ApplyResult:
+def run_apply(request: ApplyRequest, planner: Planner | None = None, progress: Progress | None = None) -> ApplyResult:
     """Run apply (or its dry run) for `request`; raises ApplyError / ProbeError / BaselineFailed."""
     planner = planner or default_planner
     say = progress or (lambda _text: None)
@@ -115,9 +120,7 @@ def judge(
     the noise band.
     """
     history = [r for r in accepted_history or [] if r is not before]
-    return compare(
-        before, after, allow_options, history, output_model=output_model, skip_output=output_model is None
-    )
+    return compare(before, after, allow_options, history, output_model=output_model, skip_output=output_model is None)
 
 
 class ApplySession:
@@ -223,9 +226,7 @@ class ApplySession:
     def _baseline(self) -> Report:
         samples = budget.BASELINE_SAMPLES
         self.say(f"baseline: one measurement of {samples} cold+warm sample(s) of {shlex.join(self.command)}")
-        report = self.clock.measure(
-            self.command, self.candidate_cwd, samples, self.request.timeout, "baseline"
-        )
+        report = self.clock.measure(self.command, self.candidate_cwd, samples, self.request.timeout, "baseline")
         self.clock.charge("baseline", 1)
         self.ledger.baseline = _baseline_numbers(report)
         self.accepted_report = report
@@ -284,16 +285,17 @@ class ApplySession:
             raise
 
     def _try(self, fix: Fix, entry: Entry) -> Entry:
-        from codemods import CodemodRefused, apply_codemod
+        from codemods import CodemodRefused
 
         entry.outcome = DROPPED
         try:
-            changed = apply_codemod(fix.codemod or "", self.workspace.candidate, fix.places)
+            edit = run_fix_codemod(fix, self.workspace.candidate)
         except CodemodRefused as exc:
             return self._drop(entry, f"codemod refused: {exc}")
         except Exception as exc:  # a codemod bug must not end the run: record it and go on
             return self._drop(entry, f"codemod failed: {type(exc).__name__}: {exc}")
-        entry.files = sorted(p.resolve().relative_to(self.workspace.candidate).as_posix() for p in changed)
+        entry.files = sorted(p.resolve().relative_to(self.workspace.candidate).as_posix() for p in edit.changed)
+        entry.notes = [EditNote(note.file, note.kind, note.message) for note in edit.notes]
         if not entry.files:
             return self._drop(entry, "nothing to change (the code already has this fix?)")
         hit = self.gate.protected_hit(entry.files)
@@ -314,9 +316,7 @@ class ApplySession:
                 return self._drop(entry, f"tests failed (exit {result.exit_code}): {_last_line(result.tail)}")
         try:
             calls = self.clock.calls
-            arms = self._arms(
-                self.accepted_cwd, set(fix.allow_options), self.accepted_report, fix.measure_kernels
-            )
+            arms = self._arms(self.accepted_cwd, set(fix.allow_options), self.accepted_report, fix.measure_kernels)
         except ProbeError as exc:
             return self._drop(entry, f"could not be measured: {exc}")
         self._remember_accepted(arms.before)
@@ -345,9 +345,7 @@ class ApplySession:
         )
 
     def _decide(self, fix: Fix, entry: Entry, arms: ArmsResult, probe_calls: int) -> Entry:
-        entry.numbers = Numbers.of(
-            arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why
-        )
+        entry.numbers = Numbers.of(arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why)
         verdict, why = budget.effective_verdict(arms.comparison, arms.per_arm)
         won = budget.kernel_time_win(arms.comparison, arms.per_arm) if fix.measure_kernels else ""
         if won:
@@ -360,12 +358,14 @@ class ApplySession:
             return self._drop(entry, "; ".join([why, *arms.comparison.reasons]))
         if fix.measure_kernels and _kernels_slower(entry.numbers):
             return self._offer(
-                fix, entry, "kernels slower beyond the noise band: {trade}; a trade of run time for start time is "
-                "offered, not committed, with or without --allow"
+                fix,
+                entry,
+                "kernels slower beyond the noise band: {trade}; a trade of run time for start time is "
+                "offered, not committed, with or without --allow",
             )
         if self.gate.offers_only(fix):
             return self._offer(fix, entry, "needs consent: {trade}; rerun with --allow " + fix.slug + " to keep it")
-        message = commit_message(fix, entry.numbers, entry.tests, arms.stop.why)
+        message = commit_message(fix, entry.numbers, entry.tests, arms.stop.why, entry.notes)
         entry.commit = commit_files(self.workspace.candidate_git, entry.files, message)
         entry.outcome = KEPT
         entry.reason = "; ".join(arms.comparison.reasons)
@@ -382,8 +382,8 @@ class ApplySession:
         self.workspace.discard_candidate_edits()
         entry.outcome = OFFERED
         numbers = entry.numbers
-        trade = [t for t in (numbers.timing_of("cold module work"), numbers.timing_of(KERNEL_METRIC)) if t]
-        entry.reason = why.replace("{trade}", "; ".join(t.line() for t in trade))
+        trade = [t for t in (numbers.timing_of(COLD_MODULE), numbers.timing_of(KERNEL)) if t]
+        entry.reason = why.replace("{trade}", "; ".join(t.record_line() for t in trade))
         self.say(f"  {entry.outcome}: {entry.reason}")
         return entry
 
@@ -414,9 +414,7 @@ class ApplySession:
             self.ledger.total_note = f"the final measurement failed: {exc}"
             return
         self.clock.charge("total", self.clock.calls - calls)
-        self.ledger.total = Numbers.of(
-            arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why
-        )
+        self.ledger.total = Numbers.of(arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why)
         self.ledger.total_note = (
             f"measured: {len(self.kept)} fixes kept; a fresh interleaved measurement of the branch head against "
             "the base (warp-fix log shows these figures; each commit's own figures are against its predecessor)"
@@ -485,20 +483,27 @@ class DryRun:
         return ApplyResult(ledger, plan)
 
 
-def _baseline_numbers(report: Report) -> dict:
+def run_fix_codemod(fix: Fix, root: Path) -> CodemodResult:
+    """The one call into codemods: the fix's edit in the checkout at `root`, with the notes it reports."""
+    from codemods import run_codemod
+
+    return run_codemod(fix.codemod or "", root, fix.places)
+
+
+def _baseline_numbers(report: Report) -> Baseline | None:
     s = report.summary
     if s is None:
-        return {}
-    return {
-        "cold_module_ms": s.cold_module_ms.median,
-        "compile_elapsed_ms": None if s.compile_elapsed_na else s.compile_elapsed_ms.median,
-        "compile_elapsed_na": s.compile_elapsed_na,
-        "identities": s.identities,
-        "generated_source_bytes": s.generated_source_bytes,
-        "warm_builds": s.warm_builds,
-        "samples": len(report.samples),
-        "output_deterministic": report.output.deterministic,
-    }
+        return None
+    return Baseline(
+        cold_module_ms=s.cold_module_ms.median,
+        compile_elapsed_ms=None if s.compile_elapsed_na else s.compile_elapsed_ms.median,
+        compile_elapsed_na=s.compile_elapsed_na,
+        identities=s.identities,
+        generated_source_bytes=s.generated_source_bytes,
+        warm_builds=s.warm_builds,
+        samples=len(report.samples),
+        output_deterministic=report.output.deterministic,
+    )
 
 
 def _difference(report: Report) -> str:
@@ -508,8 +513,8 @@ def _difference(report: Report) -> str:
 
 def _kernels_slower(numbers: Numbers) -> bool:
     """The steady-state kernel time got worse by more than its noise band."""
-    kernel = numbers.timing_of(KERNEL_METRIC)
-    return kernel is not None and kernel.significant and kernel.delta_ms > 0
+    kernel = numbers.timing_of(KERNEL)
+    return kernel is not None and kernel.significant and kernel.delta > 0
 
 
 def _last_line(text: str) -> str:

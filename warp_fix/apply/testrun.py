@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from warp_fix.process_group import die_with_parent, kill_group
+from warp_fix.process_group import kill_group, start_group
 
 TAIL_CHARS = 2000
 
@@ -27,17 +27,7 @@ class TestRun:
 def run_tests(command: str, cwd: Path, timeout: float | None = None) -> TestRun:
     """Run `command` in its own process group; the group is killed on timeout, Ctrl-C or warp-fix's death."""
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        command,
-        shell=True,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=die_with_parent,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-    )
+    proc = start_group(command, cwd, {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, stderr=subprocess.STDOUT)
     try:
         out, _ = proc.communicate(timeout=timeout)
         code: int | None = proc.returncode

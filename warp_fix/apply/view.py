@@ -15,7 +15,7 @@ from rich.table import Table
 
 from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT, OFFERED, Entry, Ledger, Numbers
 from warp_fix.apply.review import BranchLog
-from warp_fix.compare import KERNEL_METRIC, fmt_ms
+from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, IDENTITIES, KERNEL, Metric, fmt_ms
 
 STYLE = {KEPT: "green", OFFERED: "magenta", DROPPED: "yellow", DECLINED: "dim", "planned": "cyan"}
 
@@ -85,11 +85,11 @@ def _row(entry: Entry) -> list[str]:
     measured = "\n".join(
         x
         for x in (
-            f"identities {_pair(n.structure.get('identities'))}",
-            f"cold module {_ms(n, 'cold module work')}",
-            f"compile elapsed {_ms(n, 'compile elapsed')}",
-            f"kernel time {_ms(n, KERNEL_METRIC)}" if n.timing_of(KERNEL_METRIC) else "",
-            f"output {n.output.split(' (')[0]}" if n.output and n.output != "identical" else "",
+            f"identities {_pair(n.structure.get(IDENTITIES.field))}",
+            f"cold module {_ms(n, COLD_MODULE)}",
+            f"compile elapsed {_ms(n, COMPILE_ELAPSED)}",
+            f"kernel time {_ms(n, KERNEL)}" if n.timing_of(KERNEL) else "",
+            f"output {n.output_summary}" if n.output_detail and n.output_detail != "identical" else "",
             f"n={n.per_arm} per arm, {n.verdict}",
         )
         if x
@@ -101,17 +101,15 @@ def _pair(pair) -> str:
     return f"{pair[0]} → {pair[1]}" if pair else ""
 
 
-def _ms(numbers: Numbers, metric: str) -> str:
+def _ms(numbers: Numbers, metric: Metric) -> str:
     t = numbers.timing_of(metric)
     if t is None:
         return ""
-    return "n/a" if t.not_applicable else f"{fmt_ms(t.before_ms)} → {fmt_ms(t.after_ms)} ms ±{fmt_ms(t.band_ms)}"
+    return "n/a" if t.not_applicable else f"{fmt_ms(t.before.median)} → {fmt_ms(t.after.median)} ms ±{fmt_ms(t.band)}"
 
 
 def print_log(log: BranchLog, console: Console) -> None:
-    table = Table(
-        title=escape(f"{log.branch}: {len(log.rows)} commit(s) since {log.base[:10]} ({log.base_source})")
-    )
+    table = Table(title=escape(f"{log.branch}: {len(log.rows)} commit(s) since {log.base[:10]} ({log.base_source})"))
     for column in (
         "commit",
         "subject",
@@ -123,10 +121,15 @@ def print_log(log: BranchLog, console: Console) -> None:
     ):
         table.add_column(column, overflow="fold")
     for row in log.rows:
-        if not row.by_warp_fix:
+        if row.trailers is None:
             table.add_row(
-                row.sha[:10], escape(row.subject), "[dim]not made by warp-fix[/]", escape(", ".join(row.files)),
-                "", "", "",
+                row.sha[:10],
+                escape(row.subject),
+                "[dim]not made by warp-fix[/]",
+                escape(", ".join(row.files)),
+                "",
+                "",
+                "",
             )
             continue
         table.add_row(
@@ -135,24 +138,22 @@ def print_log(log: BranchLog, console: Console) -> None:
                 for text in (
                     row.sha[:10],
                     row.subject,
-                    row.trailers.get("Mechanism", ""),
+                    row.trailers.mechanism,
                     ", ".join(row.files),
-                    row.trailers.get("Identities", ""),
-                    row.trailers.get("Cold-Module-Ms", ""),
-                    row.trailers.get("Compile-Elapsed-Ms", ""),
+                    row.text(IDENTITIES),
+                    row.text(COLD_MODULE),
+                    row.text(COMPILE_ELAPSED),
                 )
             )
         )
     console.print(table)
     totals = log.totals()
     if totals:
-        text = ", ".join(f"{k} {b:.0f} -> {a:.0f}" for k, (b, a) in totals.items())
+        text = ", ".join(f"{m.trailer} {m.format(b)} -> {m.format(a)}" for m, (b, a) in totals.items())
         console.print(
             f"totals over {len(log.ours)} warp-fix commit(s) ({log.totals_source()}): {text}",
             markup=False,
             highlight=False,
         )
     if log.foreign:
-        console.print(
-            f"{len(log.foreign)} commit(s) not made by warp-fix (no Warp-Fix trailers)", highlight=False
-        )
+        console.print(f"{len(log.foreign)} commit(s) not made by warp-fix (no Warp-Fix trailers)", highlight=False)

@@ -8,11 +8,28 @@ script's module is `__main__`. A fix must edit the place that decides, so both a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from codemods.specs import ModuleOptionsArgs
 from warp_fix.mechanisms._base import Inputs
 from warp_fix.report import KernelSource, ModuleBuild, Site
 
 LIBRARY = "library"  # no kernel of the build is defined in the repository
+
+
+@dataclass(frozen=True)
+class Location:
+    """A line of a file, repo-relative when inside the repository; printed `file:line`."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @classmethod
+    def of(cls, site: Site, inputs: Inputs) -> Location:
+        return cls(inputs.repo_file(site.file) or site.file, site.line)
 
 
 @dataclass
@@ -36,22 +53,40 @@ def module_source(build: ModuleBuild, inputs: Inputs) -> ModuleSource | None:
     return ModuleSource(kinds.pop() if len(kinds) == 1 else "mixed", files, kernels)
 
 
-def module_options_target(module: str, source: ModuleSource, inputs: Inputs) -> dict[str, str] | str:
-    """The `module_options` codemod's target for a module, by its shape; a reason string when it has none.
+@dataclass(frozen=True)
+class OptionsTarget:
+    """Where the `module_options` codemod sets a module's options: the file's own module (`__main__` too), a
+    string-named module (`module=`), or a unique kernel (`kernel=`, its `module_options=`)."""
 
-    A file's own module (`__main__` too) takes the file; a string-named module takes `module=`; a unique
-    kernel takes `kernel=` (its `module_options=`).
-    """
+    file: str
+    module: str | None = None
+    kernel: str | None = None
+
+    def place(self, options: dict[str, Any], replace: bool | None = None) -> ModuleOptionsArgs:
+        """The codemod's place: this target (`file`, and `module` or `kernel` when set) and the `options` to set."""
+        return ModuleOptionsArgs(file=self.file, module=self.module, kernel=self.kernel, options=options,
+                                 replace=replace)
+
+
+@dataclass(frozen=True)
+class NoTarget:
+    """A module whose options have no one place to be set, and why."""
+
+    reason: str
+
+
+def module_options_target(module: str, source: ModuleSource, inputs: Inputs) -> OptionsTarget | NoTarget:
+    """The `module_options` codemod's target for a module, by its shape."""
     if source.kind == "file":
-        return {"file": source.files[0]}
+        return OptionsTarget(source.files[0])
     if source.kind == "named":
-        return {"file": source.files[0], "module": module}
+        return OptionsTarget(source.files[0], module=module)
     if source.kind == "unique":
         kernel = unique_kernel_name(source, inputs)
         if kernel is None:
-            return 'its module="unique" kernel has no definition the scan knows'
-        return {"file": source.files[0], "kernel": kernel}
-    return f"its kernels come from modules of different kinds ({', '.join(source.files)})"
+            return NoTarget('its module="unique" kernel has no definition the scan knows')
+        return OptionsTarget(source.files[0], kernel=kernel)
+    return NoTarget(f"its kernels come from modules of different kinds ({', '.join(source.files)})")
 
 
 def unique_kernel_name(source: ModuleSource, inputs: Inputs) -> str | None:
@@ -67,7 +102,7 @@ def unique_kernel_name(source: ModuleSource, inputs: Inputs) -> str | None:
     return function.split(".")[-1] if function else None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Provenance:
     """Where the value of one option a build compiled with came from.
 
@@ -78,8 +113,8 @@ class Provenance:
 
     key: str
     kind: str
-    site: str | None = None  # "file:line", repo-relative when inside the repository
-    call_site: str | None = None  # "file:line" of the factory call that chose the value
+    site: Location | None = None
+    call_site: Location | None = None  # the factory call that chose the value
     callee: str | None = None  # the factory's name, as `make_filter`
 
     def describe(self) -> str:
@@ -105,23 +140,15 @@ def option_provenance(build: ModuleBuild, key: str, inputs: Inputs, value: objec
         if static is not None and value is not None and not value.is_constant and static.enclosing_functions:
             call = _outer_call(kernel.created, inputs)
             return Provenance(
-                key, "factory-parameter", f"{file}:{static.decorator_line}", call, static.enclosing_functions[-1]
+                key, "factory-parameter", Location(file, static.decorator_line), call, static.enclosing_functions[-1]
             )
         line = static.decorator_line if static is not None else kernel.line
-        return Provenance(key, "decorator", f"{file}:{line}")
+        return Provenance(key, "decorator", Location(file, line))
     source = build.option_source(key)
-    return Provenance(key, source.kind, _where(source.site, inputs))
+    return Provenance(key, source.kind, Location.of(source.site, inputs) if source.site else None)
 
 
-def _outer_call(created: Site | None, inputs: Inputs) -> str | None:
+def _outer_call(created: Site | None, inputs: Inputs) -> Location | None:
     """The first outer frame of a kernel's creation: the call into the factory (`filters.py:5`)."""
-    if created is None or not created.stack:
-        return None
-    file, line, _ = created.stack[0].rsplit(":", 2)
-    return f"{inputs.repo_file(file) or file}:{line}"
-
-
-def _where(site: Site | None, inputs: Inputs) -> str | None:
-    if site is None:
-        return None
-    return f"{inputs.repo_file(site.file) or site.file}:{site.line}"
+    callers = created.callers() if created is not None else ()
+    return Location.of(callers[0], inputs) if callers else None

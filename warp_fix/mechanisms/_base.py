@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Generic
 
 from codemods.specs import CodemodArgs
-from warp_fix.model import Finding, Proposal
+from warp_fix.model import FactsT, Finding, Proposal
 from warp_fix.report import ModuleBuild, Rebuild, Report
 from warp_fix.scan.index import SourceIndex
 
@@ -46,6 +47,11 @@ class Inputs:
             b for b in self.report.trace.builds if not b.module.startswith("warp.") and b.status != "error"
         ]
 
+    @cached_property
+    def final_builds(self) -> dict[str, ModuleBuild]:
+        """The last build of each user module: the options it ended up with (read by diagnose and propose)."""
+        return {build.module: build for build in self.user_builds()}
+
 
 @dataclass(frozen=True)
 class Example:
@@ -64,8 +70,12 @@ class Example:
     places: tuple[tuple[CodemodArgs, ...], ...] | None = None
 
 
-class Mechanism:
-    """One reason for extra compiles (a row of WARP_FACTS.md's table): detection and fix in one place."""
+class Mechanism(Generic[FactsT]):
+    """One reason for extra compiles (a row of WARP_FACTS.md's table): detection and fix in one place.
+
+    Generic over its facts: a frozen dataclass in its own file, which `diagnose` fills and `propose` reads, so
+    propose never recomputes what diagnose found nor reads it back out of a dict or a sentence.
+    """
 
     SLUG: ClassVar[str]  # stable name used by plan, `apply --allow/--only` and commit trailers
     CS: ClassVar[str | None]  # the id in WARP_FACTS.md's table ("CS-5"); None for the config trap
@@ -74,10 +84,10 @@ class Mechanism:
     CODEMODS: ClassVar[tuple[str, ...]]  # names in codemods.REGISTRY its fixes use
     EXAMPLES: ClassVar[tuple[Example, ...]]
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[FactsT]:
         """Fired, ruled out or not applicable, with the evidence and the facts `propose` needs."""
         raise NotImplementedError
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterable[Proposal]:
-        """For a fired finding: the fixes that remove its cause, or why none is proposed."""
+    def propose(self, finding: Finding[FactsT], inputs: Inputs) -> Iterable[Proposal]:
+        """For a fired finding (its `facts` are set): the fixes that remove its cause, or why none is proposed."""
         raise NotImplementedError

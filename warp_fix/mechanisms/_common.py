@@ -8,7 +8,7 @@ from pathlib import Path
 
 from warp_fix.mechanisms._base import Inputs
 from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, Evidence, Finding
-from warp_fix.report import Report, Site
+from warp_fix.report import OptionSource, Report, Site
 from warp_fix.scan.index import SourceIndex
 
 # --- findings and evidence -----------------------------------------------------------------------------------
@@ -37,18 +37,29 @@ def not_applicable(slug: str, title: str, reason: str) -> Finding:
     return Finding(slug, NOT_APPLICABLE, title, reason)
 
 
-def option_origin(inputs: Inputs, module: str, key: str) -> str:
-    """Where the value a module's first build used for `key` came from: a call's line, or Warp's default."""
+def first_option_source(inputs: Inputs, module: str, key: str) -> OptionSource | None:
+    """Where the value a module's first build used for `key` came from; None when the run did not build it."""
     build = next((b for b in inputs.report.trace.builds if b.module == module), None)
-    if build is None:
+    return build.option_source(key) if build is not None else None
+
+
+def option_origin(inputs: Inputs, module: str, key: str) -> str:
+    """`first_option_source` for people: a call's line, or Warp's default."""
+    source = first_option_source(inputs, module, key)
+    if source is None:
         return "not recorded"
-    source = build.option_source(key)
     if source.kind == "default":
         return "Warp's default"
     name = {"config": "wp.config", "set_module_options": "wp.set_module_options"}.get(source.kind, source.kind)
     if source.site is None:
         return name
     return f"{name} at {inputs.repo_file(source.site.file) or source.site.file}:{source.site.line}"
+
+
+def builds_of(inputs: Inputs, modules: Iterable[str]) -> int:
+    """How many times the run built these modules (every device and block size): a finding's `all_builds`."""
+    wanted = set(modules)
+    return sum(b.module in wanted and b.status != "error" for b in inputs.report.trace.builds)
 
 
 def ms(value: float) -> str:
@@ -63,10 +74,9 @@ def expected_effect(finding: Finding, builds: int | None = None, cost_ms: float 
     unless the fix removes only some of them)."""
     builds = finding.extra_builds if builds is None else builds
     cost_ms = finding.cost_ms if cost_ms is None else cost_ms
-    total = len(finding.details.get("all_builds", [])) or None
     parts = []
     if builds:
-        parts.append(f"removes {builds} build(s)" + (f" of {total}" if total else ""))
+        parts.append(f"removes {builds} build(s)" + (f" of {finding.all_builds}" if finding.all_builds else ""))
     if cost_ms:
         parts.append(f"~{cost_ms:,.0f} ms of measured cold module work")
     return "; ".join(parts) or "no measured cost attached (untested estimate: small)"

@@ -109,12 +109,36 @@ def sourced(module_build: ModuleBuild, *sources: KernelSource) -> ModuleBuild:
     return module_build
 
 
-def rebuild(module: str, kind: str, detail: str, *, site: Site | None = None, ms: float = 100.0) -> Rebuild:
-    """A second build of `module`, explained by one reason of `kind` (kernel-added, option, ...)."""
+def rebuild(
+    module: str,
+    kind: str,
+    detail: str,
+    *,
+    site: Site | None = None,
+    ms: float = 100.0,
+    kernel: str = "",
+    set_by: str = "",
+    lto_symbol: str = "",
+) -> Rebuild:
+    """A second build of `module`, explained by one reason of `kind` (kernel-added, option, ...) with the typed
+    fields why-rebuilt gives it (`kernel` added or generic, option `set_by`, MathDx `lto_symbol` relinked)."""
+    reason = RebuildReason(kind, detail, site, kernel=kernel, set_by=set_by, lto_symbol=lto_symbol)
     return Rebuild(
         module=module, device="cpu", from_hash="aaaaaaa", to_hash="bbbbbbb", build_seq=0, module_ms=ms,
-        reasons=[RebuildReason(kind=kind, detail=detail, site=site)],
+        reasons=[reason],
     )
+
+
+def kernel_added(module: str, kernel: str, *, site: Site | None = None) -> Rebuild:
+    """`module` built again because `kernel` joined it after its first build (`site`: where it is defined)."""
+    detail = f"kernel '{kernel}' added after the previous build"
+    return rebuild(module, "kernel-added", detail, site=site, kernel=kernel)
+
+
+def new_instance(module: str, instance: str) -> Rebuild:
+    """`module` built again for a new instance (`key[signature]`) of its generic kernel `key`."""
+    detail = f"new generic instance {instance} by a launch"
+    return rebuild(module, "generic-instance", detail, kernel=instance.partition("[")[0])
 
 
 def option_change(

@@ -8,11 +8,13 @@ longer can. Such a split is not proposed; the reason names the kernels that keep
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from codemods.specs import SplitByBlockDimArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
+    builds_of,
     expected_effect,
     fired,
     module_scope_options,
@@ -24,14 +26,31 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 
 
-class BlockDimSpread(Mechanism):
+@dataclass(frozen=True)
+class SplitBuilds:
+    """What splitting one file's module by block size does to its builds per run."""
+
+    before: int
+    after: int
+    spread: dict[str, list[int]]  # the kernels launched at several sizes, which each need a module per size
+
+
+@dataclass(frozen=True)
+class BlockDims:
+    modules: dict[str, list[int]]  # module -> the block sizes it was built at
+    groups: dict[str, dict[str, str]]  # file -> kernel -> its group (`bd<size>`, or `<kernel>_module`)
+    builds_after_split: dict[str, SplitBuilds]  # per file
+    runtime_block_dim: list[str]  # kernels whose block size is chosen at run time
+
+
+class BlockDimSpread(Mechanism[BlockDims]):
     SLUG = "block-dim-spread"
     CS = "CS-5"
     TITLE = "one module compiled at several CUDA block sizes"
     SAFETY = (SAFE,)
     CODEMODS = ("split_by_block_dim",)
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[BlockDims]:
         if inputs.on_cpu_only:
             return not_applicable(
                 self.SLUG, self.TITLE, "CPU run: block sizes do not split CPU modules (and splitting measured worse)"
@@ -72,21 +91,23 @@ class BlockDimSpread(Mechanism):
             evidence=evidence,
             cost_ms=cost,
             extra_builds=extra,
-            details={
-                "modules": {m: sorted(d) for m, d in spread.items()},
-                "groups": plan,
-                "builds_after_split": builds_after,
-                "runtime_block_dim": sorted(set(runtime_kernels)),
-            },
+            all_builds=builds_of(inputs, spread),
+            facts=BlockDims(
+                modules={m: sorted(d) for m, d in spread.items()},
+                groups=plan,
+                builds_after_split=builds_after,
+                runtime_block_dim=sorted(set(runtime_kernels)),
+            ),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+    def propose(self, finding: Finding[BlockDims], inputs: Inputs) -> Iterator[Proposal]:
         index = inputs.index
-        for file, groups in finding.details.get("groups", {}).items():
+        for file, groups in finding.facts.groups.items():
             python_module = index.python_module_of(file) or "module"
-            before, after, spread = finding.details.get("builds_after_split", {}).get(file, (0, 0, {}))
+            split = finding.facts.builds_after_split[file]
+            before, after = split.before, split.after
             if after > before:
-                sizes = "; ".join(f"{k} at {', '.join(map(str, d))}" for k, d in spread.items())
+                sizes = "; ".join(f"{k} at {', '.join(map(str, d))}" for k, d in split.spread.items())
                 yield NotProposed(
                     finding.slug,
                     f"splitting {file} by block size would build {after} modules where it builds {before} now: "
@@ -167,8 +188,8 @@ class BlockDimSpread(Mechanism):
     )
 
 
-def _builds_after_split(kernels: dict[str, set[int]], runtime_kernels: set[str]) -> tuple[int, int, dict]:
-    """(builds per run now, builds after the split, the kernels launched at several sizes) for one file.
+def _builds_after_split(kernels: dict[str, set[int]], runtime_kernels: set[str]) -> SplitBuilds:
+    """Builds per run now and after the split, and the kernels launched at several sizes, for one file.
 
     Now the module is built once per block size any of its kernels uses; after the split, once per stable size,
     once per size of each kernel launched at several, and once per kernel whose size is chosen at run time
@@ -177,6 +198,6 @@ def _builds_after_split(kernels: dict[str, set[int]], runtime_kernels: set[str])
     sizes = {size for dims in kernels.values() for size in dims}
     spread = {k: sorted(d) for k, d in kernels.items() if len(d) > 1}
     if not spread:
-        return len(sizes), len(sizes), {}
+        return SplitBuilds(len(sizes), len(sizes), {})
     stable = {next(iter(d)) for k, d in kernels.items() if k not in spread and k not in runtime_kernels}
-    return len(sizes), len(stable) + sum(len(d) for d in spread.values()), spread
+    return SplitBuilds(len(sizes), len(stable) + sum(len(d) for d in spread.values()), spread)

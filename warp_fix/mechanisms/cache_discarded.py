@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from codemods.specs import FileLine, KeepCacheArgs
 from warp_fix.mechanisms import _situation as case
@@ -12,19 +13,50 @@ from warp_fix.mechanisms._common import fired, ms, ruled_out, runtime, static
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Evidence, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import CacheDirEvidence, CacheOp, Rebuild, Report, Trace
 from warp_fix.scan.index import CacheOperation, Value
+from warp_fix.scan.parsed import says_maintenance
 
-MAINTENANCE_WORDS = re.compile(r"rebuild|maint|clean|purge|reset|invalidate|wipe", re.IGNORECASE)
 CALLED_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")  # `helper(...)`: the name of the helper
 
 
-class CacheDiscarded(Mechanism):
+@dataclass(frozen=True)
+class CacheStatement:
+    """A statement of the repository that ran and cleared or bypassed the cache."""
+
+    file: str
+    line: int
+    kind: str  # `clear_kernel_cache`, `config.kernel_cache_dir`, ...
+    function: str | None
+
+
+@dataclass(frozen=True)
+class MaintenancePath:
+    """A cache clear kept: guarded or named for maintenance, or not run at all."""
+
+    file: str
+    line: int
+    function: str | None
+
+
+@dataclass(frozen=True)
+class DiscardedCache:
+    sites: list[CacheStatement]  # ran in the measured run, not maintenance: each is removed
+    maintenance: list[MaintenancePath]
+    helpers: list[str]  # functions that make the per-run cache directory
+    warm_builds: int  # modules the warm run still compiled
+    warm_ms: float
+    cold_rebuilds: int  # modules compiled again in the cold run after a clear
+    lto_relinks: int  # MathDx LTO symbols linked again after a clear
+    cold_ms: float
+
+
+class CacheDiscarded(Mechanism[DiscardedCache]):
     SLUG = "cache-discarded"
     CS = "CS-2"
     TITLE = "compiled kernels thrown away, so every start compiles again"
     SAFETY = (SAFE,)
     CODEMODS = ("keep_cache",)
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[DiscardedCache]:
         report = inputs.report
         summary = report.summary
         per_run = _per_run_cache_dir(report)
@@ -90,24 +122,22 @@ class CacheDiscarded(Mechanism):
             evidence=evidence,
             cost_ms=warm_cost + cold_cost,
             extra_builds=warm + len(cleared),
-            details={
-                "sites": [
-                    {"file": o.file, "line": o.line, "kind": o.kind, "function": o.function} for o in incidental
-                ],
-                "maintenance": [{"file": o.file, "line": o.line, "function": o.function} for o in maintenance],
-                "helpers": sorted(helpers),
-                "warm_builds": warm,
-                "warm_ms": warm_cost,
-                "cold_rebuilds": len(rebuilt),
-                "lto_relinks": relinks,
-                "cold_ms": cold_cost,
-            },
+            facts=DiscardedCache(
+                sites=[CacheStatement(o.file, o.line, o.kind, o.function) for o in incidental],
+                maintenance=[MaintenancePath(o.file, o.line, o.function) for o in maintenance],
+                helpers=sorted(helpers),
+                warm_builds=warm,
+                warm_ms=warm_cost,
+                cold_rebuilds=len(rebuilt),
+                lto_relinks=relinks,
+                cold_ms=cold_cost,
+            ),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+    def propose(self, finding: Finding[DiscardedCache], inputs: Inputs) -> Iterator[Proposal]:
         """One fix for every statement that ran: removing only some of them leaves the cache discarded."""
-        details = finding.details
-        sites = sorted({(site["file"], site["line"]) for site in details.get("sites", [])})
+        facts = finding.facts
+        sites = sorted({(site.file, site.line) for site in facts.sites})
         if not sites:
             yield NotProposed(
                 finding.slug,
@@ -115,12 +145,12 @@ class CacheDiscarded(Mechanism):
                 "it in the measured run (an environment setting or library code?)",
             )
             return
-        protected = sorted({m["function"] for m in details.get("maintenance", []) if m.get("function")})
+        protected = sorted({m.function for m in facts.maintenance if m.function})
         files = sorted({file for file, _ in sites})
         args = KeepCacheArgs(
             sites=tuple(FileLine(file, line) for file, line in sites),
             protected_functions=protected,
-            helpers=details.get("helpers") or None,
+            helpers=facts.helpers or None,
         )
         yield Fix(
             id="",
@@ -134,7 +164,7 @@ class CacheDiscarded(Mechanism):
             places=(args,),
             files=files,
             lines=[f"{file}:{line}" for file, line in sites],
-            expected=_expected(details),
+            expected=_expected(facts),
             expected_builds_removed=finding.extra_builds,
             expected_ms=finding.cost_ms,
         )
@@ -241,6 +271,7 @@ class CacheDiscarded(Mechanism):
                         "mlp.decoder", "cache-cleared",
                         "MathDx LTO dot_16_16_16 compiled again (23000 ms): clear_lto_cache() in the run threw "
                         "away its first link", site=case.site("mlp/__main__.py", 15, "infer"), ms=23000.0,
+                        lto_symbol="dot_16_16_16",
                     )
                 ],
                 cache_ops=[case.cache_op("clear_lto_cache", site=case.site("mlp/__main__.py", 15, "infer"))],
@@ -285,8 +316,7 @@ def is_maintenance(operation, ran: bool = False) -> bool:
     """
     if operation.maintenance_guard:
         return True
-    texts = [operation.function or ""] + ([] if ran else [operation.function_doc or ""])
-    return any(MAINTENANCE_WORDS.search(text) for text in texts)
+    return says_maintenance(operation.function) or (not ran and says_maintenance(operation.function_doc))
 
 
 def _per_run_cache_dir(report: Report) -> str:
@@ -312,7 +342,7 @@ def _destroys(op: CacheOp, report: Report) -> bool:
 def _relink_only(rebuild: Rebuild) -> bool:
     """A build whose only cache-cleared reasons are MathDx links done again (the module was not rebuilt)."""
     cleared = [reason for reason in rebuild.reasons if reason.kind == "cache-cleared"]
-    return rebuild.from_hash == rebuild.to_hash and all(r.detail.startswith("MathDx LTO") for r in cleared)
+    return rebuild.from_hash == rebuild.to_hash and all(r.lto_symbol for r in cleared)
 
 
 def lto_relinks(trace: Trace) -> int:
@@ -333,16 +363,16 @@ def _helper_of(operation: CacheOperation) -> list[str]:
     return []
 
 
-def _expected(details: dict) -> str:
+def _expected(facts: DiscardedCache) -> str:
     """What removing the statements saves, said in structure first: modules and LTO links no longer built."""
     parts = []
-    if details.get("warm_builds"):
+    if facts.warm_builds:
         parts.append(
-            f"the warm start compiles {details['warm_builds']} fewer module(s) (~{details['warm_ms']:,.0f} ms of "
+            f"the warm start compiles {facts.warm_builds} fewer module(s) (~{facts.warm_ms:,.0f} ms of "
             "warm module work)"
         )
-    fewer = [f"{details['cold_rebuilds']} fewer module compile(s)"] if details.get("cold_rebuilds") else []
-    fewer += [f"{details['lto_relinks']} fewer MathDx LTO link(s)"] if details.get("lto_relinks") else []
+    fewer = [f"{facts.cold_rebuilds} fewer module compile(s)"] if facts.cold_rebuilds else []
+    fewer += [f"{facts.lto_relinks} fewer MathDx LTO link(s)"] if facts.lto_relinks else []
     if fewer:
-        parts.append(f"the cold start does {' and '.join(fewer)} (~{details['cold_ms']:,.0f} ms of cold module work)")
+        parts.append(f"the cold start does {' and '.join(fewer)} (~{facts.cold_ms:,.0f} ms of cold module work)")
     return "; ".join(parts) or "no measured cost attached (untested estimate: small)"

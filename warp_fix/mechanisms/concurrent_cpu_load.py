@@ -3,22 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from codemods.specs import CpuMaxWorkersArgs
 from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._attribution import Location
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, ruled_out, runtime
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, Proposal
 
 
-class ConcurrentCpuLoad(Mechanism):
+@dataclass(frozen=True)
+class ConcurrentLoads:
+    """The load calls with several workers that can target the CPU: as the run made them, and as the scan sees
+    them (a value it cannot read counts)."""
+
+    sites: list[Location]
+    static: list[Location]
+
+
+class ConcurrentCpuLoad(Mechanism[ConcurrentLoads]):
     SLUG = "concurrent-cpu-load"
     CS = "CS-8"
     TITLE = "modules loaded concurrently on the CPU"
     SAFETY = (SAFE,)
     CODEMODS = ("cpu_max_workers",)
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[ConcurrentLoads]:
         risky = [c for c in inputs.report.trace.load_calls if _parallel(c.max_workers) and _may_be_cpu(c.devices)]
         static_risky = [
             p
@@ -38,16 +49,16 @@ class ConcurrentCpuLoad(Mechanism):
                 runtime(f"{c.function}(max_workers={c.max_workers}, device={c.devices})", c.site, inputs)
                 for c in risky
             ],
-            details={
-                "sites": [{"file": f, "line": line} for f, line in sites if f],
-                "static": [{"file": p.file, "line": p.line} for p in static_risky],
-            },
+            facts=ConcurrentLoads(
+                sites=[Location(f, line) for f, line in sites if f],
+                static=[Location(p.file, p.line) for p in static_risky],
+            ),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+    def propose(self, finding: Finding[ConcurrentLoads], inputs: Inputs) -> Iterator[Proposal]:
         by_file: dict[str, list[int]] = {}
-        for site in finding.details.get("sites", []):
-            by_file.setdefault(site["file"], []).append(site["line"])
+        for site in finding.facts.sites:
+            by_file.setdefault(site.file, []).append(site.line)
         for file, lines in by_file.items():
             yield Fix(
                 id="",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from codemods.specs import ConfigAtEntryArgs
 from warp_fix.mechanisms import _situation as case
@@ -20,14 +22,32 @@ from warp_fix.probe.inject._warp_fix_tracer import CREATION_TIME_OPTIONS  # the 
 from warp_fix.scan.index import EntryPoint, ImportSite
 
 
-class ConfigAfterImport(Mechanism):
+@dataclass(frozen=True)
+class IgnoredSetting:
+    """One `wp.config.<key> = value` made after project modules that copy it at creation existed."""
+
+    key: str
+    value: Any
+    modules: list[str]  # the project modules that kept the old value
+    file: str | None
+    line: int | None
+    function: str | None
+    origins: dict[str, str]  # module -> where the value it kept came from, for people
+
+
+@dataclass(frozen=True)
+class LateConfig:
+    ignored: list[IgnoredSetting]
+
+
+class ConfigAfterImport(Mechanism[LateConfig]):
     SLUG = "config-after-import"
     CS = None
     TITLE = "a wp.config setting made after the modules it should reach were created (silently ignored)"
     SAFETY = (CONSENT,)
     CODEMODS = ("config_at_entry",)
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[LateConfig]:
         ignored = []
         evidence = []
         project = _project_modules(inputs)
@@ -43,63 +63,63 @@ class ConfigAfterImport(Mechanism):
                         )
                     )
                     ignored.append(
-                        {
-                            "key": key,
-                            "value": value,
-                            "modules": stale,
-                            "file": inputs.repo_file(change.site.file) if change.site else None,
-                            "line": change.site.line if change.site else None,
-                            "function": change.site.function if change.site else None,
-                            "origins": {m: option_origin(inputs, m, key) for m in stale},
-                        }
+                        IgnoredSetting(
+                            key=key,
+                            value=value,
+                            modules=stale,
+                            file=inputs.repo_file(change.site.file) if change.site else None,
+                            line=change.site.line if change.site else None,
+                            function=change.site.function if change.site else None,
+                            origins={m: option_origin(inputs, m, key) for m in stale},
+                        )
                     )
         if not ignored:
             return ruled_out(
                 self.SLUG, self.TITLE, "every wp.config option was set before the modules it reaches were created"
             )
-        keys = sorted({item["key"] for item in ignored})
+        keys = sorted({item.key for item in ignored})
         return fired(
             self.SLUG,
             self.TITLE,
             f"wp.config.{', '.join(keys)} set too late: the existing modules ignore it",
             evidence=evidence,
-            details={"ignored": ignored},
+            facts=LateConfig(ignored),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+    def propose(self, finding: Finding[LateConfig], inputs: Inputs) -> Iterator[Proposal]:
         report, index = inputs.report, inputs.index
         entry = entry_file(report, index)
-        for item in finding.details.get("ignored", []):
+        for item in finding.facts.ignored:
             if entry is None:
                 yield NotProposed(
-                    finding.slug, f"wp.config.{item['key']} set too late, but no entry point was found"
+                    finding.slug, f"wp.config.{item.key} set too late, but no entry point was found"
                 )
                 continue
-            target = first_project_import(index, entry, item["modules"])
+            target = first_project_import(index, entry, item.modules)
             args = ConfigAtEntryArgs(
                 file=entry,
-                name=item["key"],
-                value=item["value"],
+                name=item.key,
+                value=item.value,
                 before_import=target or None,
-                line=item["line"] if item["file"] == entry else None,
+                line=item.line if item.file == entry else None,
             )
             yield Fix(
                 id="",
                 slug=finding.slug,
-                title=f"Set wp.config.{item['key']} before the modules it must reach exist",
-                description=f"wp.config.{item['key']} = {item['value']!r} at {item['file']}:{item['line']} ran after "
-                f"{', '.join(item['modules'])} were created, so they silently kept the old value ("
-                + "; ".join(f"{m}: {origin}" for m, origin in item.get("origins", {}).items())
+                title=f"Set wp.config.{item.key} before the modules it must reach exist",
+                description=f"wp.config.{item.key} = {item.value!r} at {item.file}:{item.line} ran after "
+                f"{', '.join(item.modules)} were created, so they silently kept the old value ("
+                + "; ".join(f"{m}: {origin}" for m, origin in item.origins.items())
                 + "). Setting it before the entry point's first project import makes it take effect: this changes "
                 "those modules' options, hence consent.",
                 safety=CONSENT,
                 codemod="config_at_entry",
                 places=(args,),
                 files=[entry],
-                lines=[f"{item['file']}:{item['line']}"],
+                lines=[f"{item.file}:{item.line}"],
                 expected="makes the setting effective (compile-time effect "
                 "depends on the option: untested estimate)",
-                allow_options=[item["key"]],
+                allow_options=[item.key],
             )
 
     EXAMPLES = (

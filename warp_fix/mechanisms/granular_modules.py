@@ -5,11 +5,20 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from codemods.specs import MergeModulesArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import expected_effect, fired, module_scope_options, ms, ruled_out, runtime
+from warp_fix.mechanisms._common import (
+    builds_of,
+    expected_effect,
+    fired,
+    module_scope_options,
+    ms,
+    ruled_out,
+    runtime,
+)
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import KernelSource, ModuleBuild
 from warp_fix.scan.index import KernelDef
@@ -45,14 +54,22 @@ def _source(name: str, file: str) -> KernelSource:
     )
 
 
-class GranularModules(Mechanism):
+@dataclass(frozen=True)
+class SmallModules:
+    """The small modules of one lifecycle (same first-build place, device, options and block size)."""
+
+    kernels: list[list[str]]  # [file, kernel name] of each of their kernels
+    modules: list[str]
+
+
+class GranularModules(Mechanism[SmallModules]):
     SLUG = "granular-modules"
     CS = "CS-4"
     TITLE = "many tiny modules, each built separately"
     SAFETY = (SAFE,)
     CODEMODS = ("merge_modules",)
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[SmallModules]:
         built = Counter((b.module, b.device) for b in inputs.user_builds())
         groups: dict[tuple, dict] = {}
         for build in inputs.user_builds():
@@ -83,12 +100,13 @@ class GranularModules(Mechanism):
                       for b in builds],
             cost_ms=cost,
             extra_builds=len(group) - 1,
-            details={"kernels": kernels, "modules": sorted(group)},
+            all_builds=builds_of(inputs, group),
+            facts=SmallModules(kernels, sorted(group)),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+    def propose(self, finding: Finding[SmallModules], inputs: Inputs) -> Iterator[Proposal]:
         index = inputs.index
-        kernels = finding.details.get("kernels", [])
+        kernels = finding.facts.kernels
         with_options = sorted({f for f, _ in kernels if module_scope_options(index, index.python_module_of(f) or "")})
         if with_options:
             yield NotProposed(finding.slug, f"the small modules carry their own options ({', '.join(with_options)}): "
@@ -102,8 +120,8 @@ class GranularModules(Mechanism):
         yield Fix(
             id="",
             slug=finding.slug,
-            title=f"Build the {len(finding.details['modules'])} same-lifecycle modules as one module {module}",
-            description=f"{', '.join(finding.details['modules'])} are built at the same point of every run with the "
+            title=f"Build the {len(finding.facts.modules)} same-lifecycle modules as one module {module}",
+            description=f"{', '.join(finding.facts.modules)} are built at the same point of every run with the "
             f"same device, options and block size, each separately; one named module {module} builds their "
             f"{len(kernels)} kernels at once (kernel names kept).",
             safety=SAFE,

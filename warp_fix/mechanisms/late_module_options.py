@@ -3,22 +3,66 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from codemods.specs import HoistOptionsArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import expected_effect, fired, ms, option_origin, ruled_out, runtime, static
+from warp_fix.mechanisms._common import (
+    builds_of,
+    expected_effect,
+    fired,
+    ms,
+    option_origin,
+    ruled_out,
+    runtime,
+    static,
+)
 from warp_fix.model import CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
+from warp_fix.report import OptionChange, Rebuild
 
 
-class LateModuleOptions(Mechanism):
+@dataclass(frozen=True)
+class LateCall:
+    """An options call of the project that ran after its module's first build."""
+
+    module: str
+    file: str | None
+    line: int | None
+    function: str | None  # the function of the repository it is in
+    constant: bool  # every value a literal: the call can move
+    non_constant_keys: list[str]
+    kind: str  # set_module_options | options.update
+    keys: list[str]
+    origins: dict[str, str]  # option -> where the first build's value came from, for people
+    differentiated: bool  # a tape or adjoint launch used the module
+
+
+@dataclass(frozen=True)
+class NoOpCall:
+    """An options call whose target module never gets a kernel: it changes nothing."""
+
+    module: str
+    file: str | None
+    line: int | None
+    values: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LateOptions:
+    calls: list[LateCall]
+    no_ops: list[NoOpCall]
+
+
+class LateModuleOptions(Mechanism[LateOptions]):
     SLUG = "late-module-options"
     CS = "CS-3"
     TITLE = "options set after the module's first build"
     SAFETY = (SAFE, CONSENT)
     CODEMODS = ("hoist_options",)
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[LateOptions]:
         own, library = [], []
         for change in inputs.report.trace.option_changes:
             if change.kind != "config":
@@ -50,36 +94,28 @@ class LateModuleOptions(Mechanism):
                     static(f"options call in {call.function or 'module scope'}", call.file, call.line)
                 )
             calls.append(
-                {
-                    "module": change.target,
-                    "file": file,
-                    "line": change.site.line if change.site else None,
-                    "function": call.function if call else None,
-                    "constant": bool(call and call.is_constant),
-                    "non_constant_keys": list(call.non_constant_keys) if call else [],
-                    "kind": change.kind,
-                    "keys": sorted(change.values),
-                    "origins": {key: option_origin(inputs, change.target, key) for key in sorted(change.values)},
-                    "differentiated": any(
+                LateCall(
+                    module=change.target,
+                    file=file,
+                    line=change.site.line if change.site else None,
+                    function=call.function if call else None,
+                    constant=bool(call and call.is_constant),
+                    non_constant_keys=list(call.non_constant_keys) if call else [],
+                    kind=change.kind,
+                    keys=sorted(change.values),
+                    origins={key: option_origin(inputs, change.target, key) for key in sorted(change.values)},
+                    differentiated=any(
                         launch.adjoint and launch.module == change.target for launch in inputs.report.trace.launches
                     ),
-                }
+                )
             )
-        noop_details = [
-            {
-                "module": c.target,
-                "file": inputs.repo_file(c.site.file) if c.site else None,
-                "line": c.site.line if c.site else None,
-                "values": c.values,
-            }
-            for c in no_ops
-        ]
+        noops = [_no_op(change, inputs) for change in no_ops]
         if not rebuilds and not late:
             reason = "no module's options changed after its first build"
             if no_ops:
-                where = ", ".join(f"{n['file'] or '?'}:{n['line']}" for n in noop_details)
+                where = ", ".join(f"{n.file or '?'}:{n.line}" for n in noops)
                 reason += f"; options call(s) at {where} target a module with no kernels (a no-op)"
-            return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence, details={"no_ops": noop_details})
+            return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence, facts=LateOptions([], noops))
         cost = sum(r.module_ms for r in rebuilds)
         return fired(
             self.SLUG,
@@ -88,58 +124,59 @@ class LateModuleOptions(Mechanism):
             evidence=evidence,
             cost_ms=cost,
             extra_builds=len(rebuilds),
-            details={"calls": calls, "no_ops": noop_details},
+            all_builds=builds_of(inputs, {r.module for r in rebuilds}),
+            facts=LateOptions(calls, noops),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        for noop in finding.details.get("no_ops", []):
+    def propose(self, finding: Finding[LateOptions], inputs: Inputs) -> Iterator[Proposal]:
+        for noop in finding.facts.no_ops:
             yield NotProposed(
                 finding.slug,
-                f"options call at {noop['file']}:{noop['line']} targets module {noop['module']}, which "
+                f"options call at {noop.file}:{noop.line} targets module {noop.module}, which "
                 "holds no kernels: a no-op. Making it effective would change the kernels' numerics, so it is left "
                 "for you to decide.",
             )
-        if not finding.details.get("calls"):
+        if not finding.facts.calls:
             yield NotProposed(
                 finding.slug,
                 "the options change behind the rebuild was not traced to an options call of the project "
                 "(why-rebuilt names what is known)",
             )
         seen = set()
-        for call in finding.details.get("calls", []):
-            where = f"{call['file']}:{call['line']}"
-            if not call["file"] or not call["function"]:
+        for call in finding.facts.calls:
+            where = f"{call.file}:{call.line}"
+            if not call.file or not call.function:
                 yield NotProposed(
                     finding.slug, f"late options call at {where} is not inside a function of the repo"
                 )
                 continue
-            if not call["constant"]:
-                keys = ", ".join(call["non_constant_keys"]) or "its options"
+            if not call.constant:
+                keys = ", ".join(call.non_constant_keys) or "its options"
                 yield NotProposed(
                     finding.slug,
                     f"options call at {where}: {keys} depend(s) on runtime values, so it "
                     "cannot move before the first build; give each option set a module of its own",
                 )
                 continue
-            if (call["file"], call["function"]) in seen:
+            if (call.file, call.function) in seen:
                 continue
-            seen.add((call["file"], call["function"]))
+            seen.add((call.file, call.function))
             numerics = _numerics_keys(call)
             consent = (
                 f" Launches before the call ran with the old {', '.join(numerics)}; after the move every launch uses "
                 "the new value, which changes numerics: consent needed." if numerics else ""
             )
-            origins = "; ".join(f"{key} from {origin}" for key, origin in call.get("origins", {}).items())
+            origins = "; ".join(f"{key} from {origin}" for key, origin in call.origins.items())
             yield Fix(
-                id="", slug=finding.slug, title=f"Set {call['module']} options before its first build",
-                description=f"Moves the constant options call out of {call['function']}() to module scope, so module "
-                f"{call['module']} is built once with its final options instead of twice"
+                id="", slug=finding.slug, title=f"Set {call.module} options before its first build",
+                description=f"Moves the constant options call out of {call.function}() to module scope, so module "
+                f"{call.module} is built once with its final options instead of twice"
                 + (f" (its first build took {origins})." if origins else ".") + consent,
                 safety=CONSENT if numerics else SAFE, codemod="hoist_options",
-                places=(HoistOptionsArgs(file=call["file"], function=call["function"], line=call["line"]),),
-                files=[call["file"]], lines=[where], expected=expected_effect(finding),
+                places=(HoistOptionsArgs(file=call.file, function=call.function, line=call.line),),
+                files=[call.file], lines=[where], expected=expected_effect(finding),
                 expected_builds_removed=finding.extra_builds, expected_ms=finding.cost_ms,
-                allow_options=numerics or (["enable_backward"] if "enable_backward" in call["keys"] else []),
+                allow_options=numerics or (["enable_backward"] if "enable_backward" in call.keys else []),
             )
 
     EXAMPLES = (
@@ -269,15 +306,20 @@ def _once_per_site(changes: list) -> list:
     return unique
 
 
-def _only_config(rebuild) -> bool:
-    return all("wp.config" in reason.detail for reason in rebuild.reasons if reason.kind == "option")
+def _only_config(rebuild: Rebuild) -> bool:
+    return all(reason.set_by == "config" for reason in rebuild.reasons if reason.kind == "option")
 
 
-def _numerics_keys(call: dict) -> list[str]:
+def _no_op(change: OptionChange, inputs: Inputs) -> NoOpCall:
+    file = inputs.repo_file(change.site.file) if change.site else None
+    return NoOpCall(change.target, file, change.site.line if change.site else None, change.values)
+
+
+def _numerics_keys(call: LateCall) -> list[str]:
     """Options whose change moves results (DESIGN invariant 2); enable_backward only if a tape used the module."""
     from warp_fix.compare import NUMERICS_OPTIONS
 
-    keys = [k for k in call["keys"] if k in NUMERICS_OPTIONS and k != "enable_backward"]
-    if "enable_backward" in call["keys"] and call["differentiated"]:
+    keys = [k for k in call.keys if k in NUMERICS_OPTIONS and k != "enable_backward"]
+    if "enable_backward" in call.keys and call.differentiated:
         keys.append("enable_backward")
     return keys

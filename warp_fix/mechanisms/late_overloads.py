@@ -4,14 +4,40 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from codemods.specs import RegisterOverloadsArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import expected_effect, fired, ms, ruled_out, runtime, static
+from warp_fix.mechanisms._common import builds_of, expected_effect, fired, ms, ruled_out, runtime, static
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
-from warp_fix.report import ModuleBuild, Rebuild, RebuildReason
+from warp_fix.report import ModuleBuild, Rebuild, RebuildReason, Site, Trace
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenericKernel:
+    """A generic kernel whose new instances rebuilt its module, as the repository defines it (`file` None when it
+    does not), and what registering those instances up front could remove."""
+
+    key: str
+    renamed: dict[str, str] = field(default_factory=dict)  # instance -> the name it was given after creation
+    renamed_by: Site | None = None  # the function that created and renamed the instances (a library's getter)
+    name: str
+    file: str | None = None
+    line: int | None = None
+    factory: str | None = None  # the function it is made in; None at module scope
+    made_by: str = ""  # decorator | call | the project's decorator
+    definitions: int = 0  # defs of its name in the same function (if/else branches)
+    overloads: list[list[str]] = field(default_factory=list)  # the run's instance types, as wp.overload types
+    unreadable: list[str] = field(default_factory=list)  # signatures with no wp.overload spelling
+    removable: dict[int, float] = field(default_factory=dict)  # rebuild's build seq -> its module ms
+    forced_by: list[str] = field(default_factory=list)  # the other causes of rebuilds that happen anyway
+
+
+@dataclass(frozen=True)
+class LateInstances:
+    generics: list[GenericKernel]
 
 
 def _instances(module_build: ModuleBuild, *generics: str) -> ModuleBuild:
@@ -41,7 +67,7 @@ def _factory_step(**kernel_fields: Any) -> Inputs:
                 case.sourced(case.build("adam"), case.kernel_source(key, "adam.py")), f"{key}[a1f4]", f"{key}[a1f8]"
             ),
         ],
-        rebuilds=[case.rebuild("adam", "generic-instance", f"new generic instance {key}[a1f8] by a launch")],
+        rebuilds=[case.new_instance("adam", f"{key}[a1f8]")],
         source=case.index(
             files=["adam.py"],
             kernels=[
@@ -53,34 +79,30 @@ def _factory_step(**kernel_fields: Any) -> Inputs:
     )
 
 
-class LateOverloads(Mechanism):
+class LateOverloads(Mechanism[LateInstances]):
     SLUG = "late-overloads"
     CS = "CS-6"
     TITLE = "generic kernel instances created after the module's first build"
     SAFETY = (SAFE,)
     CODEMODS = ("register_overloads",)
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[LateInstances]:
         rebuilds = inputs.rebuilds_because("generic-instance")
         if not rebuilds:
             return ruled_out(self.SLUG, self.TITLE, "no module was rebuilt for a new generic instance")
-        evidence, generics = [], {}
+        evidence, rebuilt_by = [], {}  # generic kernel key -> (its module, the rebuilds its new instances caused)
         for rebuild in rebuilds:
             for reason in rebuild.reasons:
                 if reason.kind != "generic-instance":
                     continue
                 evidence.append(runtime(f"{rebuild.module}: {reason.detail}", reason.site, inputs))
-                match = _INSTANCE.search(reason.detail)
-                if match and match["key"] not in generics:
-                    generics[match["key"]] = _generic(match["key"], rebuild.module, inputs)
-                if match:
-                    _count_rebuild(generics[match["key"]], rebuild)
-        for generic in generics.values():
-            if generic.get("file"):
-                where = "inside " + generic["factory"] + "()" if generic["factory"] else "at module scope"
-                evidence.append(
-                    static(f"generic kernel {generic['name']} defined {where}", generic["file"], generic["line"])
-                )
+                if reason.kernel:
+                    rebuilt_by.setdefault(reason.kernel, (rebuild.module, []))[1].append(rebuild)
+        generics = [_generic(key, module, caused, inputs) for key, (module, caused) in rebuilt_by.items()]
+        for generic in generics:
+            if generic.file:
+                where = "inside " + generic.factory + "()" if generic.factory else "at module scope"
+                evidence.append(static(f"generic kernel {generic.name} defined {where}", generic.file, generic.line))
         cost = sum(r.module_ms for r in rebuilds)
         return fired(
             self.SLUG,
@@ -89,58 +111,59 @@ class LateOverloads(Mechanism):
             evidence=evidence,
             cost_ms=cost,
             extra_builds=len(rebuilds),
-            details={"generics": list(generics.values())},
+            all_builds=builds_of(inputs, {r.module for r in rebuilds}),
+            facts=LateInstances(generics),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+    def propose(self, finding: Finding[LateInstances], inputs: Inputs) -> Iterator[Proposal]:
         """One fix per file: every generic of it whose late instances alone rebuilt its module, registered in one
         commit (their rebuilds may need each other's instances)."""
         registrable = []
-        for generic in finding.details.get("generics", []):
-            kernel, file, factory = generic["name"], generic.get("file"), generic.get("factory")
+        for generic in finding.facts.generics:
+            kernel, file, factory = generic.name, generic.file, generic.factory
             if not file:
-                yield NotProposed(finding.slug, f"generic kernel {generic['key']} is not defined in the repository")
-            elif factory and generic["made_by"] != "decorator":
-                how = "a wp.kernel(...) call" if generic["made_by"] == "call" else "the project's kernel decorator"
+                yield NotProposed(finding.slug, f"generic kernel {generic.key} is not defined in the repository")
+            elif factory and generic.made_by != "decorator":
+                how = "a wp.kernel(...) call" if generic.made_by == "call" else "the project's kernel decorator"
                 yield NotProposed(
                     finding.slug,
-                    f"generic kernel {kernel} ({file}:{generic['line']}) is made inside {factory}() by {how}: "
+                    f"generic kernel {kernel} ({file}:{generic.line}) is made inside {factory}() by {how}: "
                     "register_overloads places its calls after a def decorated with wp.kernel",
                 )
-            elif factory and generic["definitions"] > 1:
+            elif factory and generic.definitions > 1:
                 yield NotProposed(
                     finding.slug,
-                    f"generic kernel {kernel} ({file}:{generic['line']}) is defined {generic['definitions']} times "
+                    f"generic kernel {kernel} ({file}:{generic.line}) is defined {generic.definitions} times "
                     f"in {factory}(): the run's instances cannot be told apart by definition",
                 )
-            elif generic.get("renamed"):
-                instance, name = next(iter(generic["renamed"].items()))
-                maker = generic.get("renamed_by")
+            elif generic.renamed:
+                instance, name = next(iter(generic.renamed.items()))
+                maker = generic.renamed_by
                 yield NotProposed(
                     finding.slug,
                     f"generic kernel {kernel}'s instance {instance} is renamed {name} after it is created"
-                    + (f" by {maker}" if maker else "")
+                    + (f" by {maker.function}() ({maker.file}:{maker.line})" if maker else "")
                     + ": registered up front it would enter the first build under Warp's name and be renamed after "
                     "it, so the module would still build twice"
-                    + (f"; calling {maker.split(' (')[0]} for its types at import would name it in time" * bool(maker)),
+                    + (f"; calling {maker.function}() for its types at import would name it in time" if maker else ""),
                 )
-            elif not generic["removable"]:
+            elif not generic.removable:
                 yield NotProposed(
                     finding.slug,
-                    f"generic kernel {kernel} ({file}:{generic['line']}): its new instances arrived in builds "
-                    f"that happen anyway ({generic['forced_by'][0]}): registering them up front removes no build",
+                    f"generic kernel {kernel} ({file}:{generic.line}): its new instances arrived in builds "
+                    f"that happen anyway ({generic.forced_by[0]}): registering them up front removes no build",
                 )
-            elif generic["unreadable"] or not generic["overloads"]:
+            elif generic.unreadable or not generic.overloads:
                 yield NotProposed(
                     finding.slug,
-                    f"generic kernel {kernel} ({file}:{generic['line']}): the run's instance types "
-                    f"{', '.join(generic['unreadable']) or '(none)'} have no wp.overload spelling",
+                    f"generic kernel {kernel} ({file}:{generic.line}): the run's instance types "
+                    f"{', '.join(generic.unreadable) or '(none)'} have no wp.overload spelling",
                 )
             else:
                 registrable.append(generic)
-        by_file: dict[str, list[dict[str, Any]]] = {}
+        by_file: dict[str, list[GenericKernel]] = {}
         for generic in registrable:
-            by_file.setdefault(generic["file"], []).append(generic)
+            by_file.setdefault(generic.file, []).append(generic)
         for generics in by_file.values():
             yield _registration(finding, generics)
 
@@ -156,7 +179,7 @@ class LateOverloads(Mechanism):
                         "scale[a1f8_f8]",
                     ),
                 ],
-                rebuilds=[case.rebuild("sim", "generic-instance", "new generic instance scale[a1f8_f8] by a launch")],
+                rebuilds=[case.new_instance("sim", "scale[a1f8_f8]")],
                 source=case.index(files=["sim.py"], kernels=[case.kernel("scale", "sim.py", is_generic=True)]),
             ),
             FIRED,
@@ -177,7 +200,7 @@ class LateOverloads(Mechanism):
                         {"inv[a1f8_f8]": "inv__f64"},
                     ),
                 ],
-                rebuilds=[case.rebuild("utils", "generic-instance", "new generic instance inv[a1f8_f8] by a launch")],
+                rebuilds=[case.new_instance("utils", "inv[a1f8_f8]")],
                 source=case.index(files=["utils.py"], kernels=[case.kernel("inv", "utils.py", is_generic=True)]),
             ),
             FIRED,
@@ -212,7 +235,7 @@ class LateOverloads(Mechanism):
                 ],
                 rebuilds=[
                     _with_new_block_size(
-                        case.rebuild("ops", "generic-instance", "new generic instance acc[a1f8] by a launch"), 256
+                        case.new_instance("ops", "acc[a1f8]"), 256
                     )
                 ],
                 source=case.index(files=["ops.py"], kernels=[case.kernel("acc", "ops.py", 16, is_generic=True)]),
@@ -232,7 +255,6 @@ class LateOverloads(Mechanism):
     )
 
 
-_INSTANCE = re.compile(r"generic instance (?P<key>[^\s\[]+)\[")
 _SCALARS = {
     "i1": "wp.int8",
     "i2": "wp.int16",
@@ -266,8 +288,9 @@ _VECTOR = re.compile(r"v(?P<length>\d+)(?P<scalar>[a-z]\d?)")
 _MATRIX = re.compile(r"m(?P<rows>\d)(?P<cols>\d)(?P<scalar>[a-z]\d?)")
 
 
-def _generic(key: str, module: str, inputs: Inputs) -> dict[str, Any]:
-    """The generic kernel `key` found by its code object (the tracer's file:line), with the instances the run used."""
+def _generic(key: str, module: str, rebuilds: list[Rebuild], inputs: Inputs) -> GenericKernel:
+    """The generic kernel `key` found by its code object (the tracer's file:line), with the instances the run used
+    and what its rebuilds say registering them could remove."""
     trace = inputs.report.trace
     sites = [(s.file, s.line) for b in trace.builds for s in b.kernel_sources if s.key == key]
     sites += [(d.site.file, d.site.line) for d in trace.kernel_defs if d.key == key and d.site is not None]
@@ -291,8 +314,9 @@ def _generic(key: str, module: str, inputs: Inputs) -> dict[str, Any]:
             unreadable.append(signature)
         else:
             overloads.append(types)
+    removable, forced_by = _removable(rebuilds)
     if kernel is None or not kernel.in_repo:
-        return {"key": key, "name": key, "file": None}
+        return GenericKernel(key=key, name=key, removable=removable, forced_by=forced_by)
     renamed = {
         instance: name
         for b in trace.builds
@@ -300,36 +324,37 @@ def _generic(key: str, module: str, inputs: Inputs) -> dict[str, Any]:
         for instance, name in b.renamed_instances.items()
         if instance.partition("[")[0] == key
     }
-    return {
-        "key": key,
-        "renamed": renamed,
-        "renamed_by": _overload_site(trace, key),
-        "name": kernel.name,
-        "file": kernel.file,
-        "line": kernel.line,
-        "factory": kernel.enclosing_functions[-1] if kernel.enclosing_functions else None,
-        "made_by": kernel.made_by,
-        # defs of the same name in the same function (if/else branches): the run's instances belong to one of them
-        "definitions": sum(
+    return GenericKernel(
+        key=key,
+        name=kernel.name,
+        file=kernel.file,
+        renamed=renamed,
+        renamed_by=_overload_site(trace, key),
+        line=kernel.line,
+        factory=kernel.enclosing_functions[-1] if kernel.enclosing_functions else None,
+        made_by=kernel.made_by,
+        definitions=sum(
             k.file == kernel.file and k.name == kernel.name and k.enclosing_functions == kernel.enclosing_functions
             for k in inputs.index.kernels
         ),
-        "overloads": overloads,
-        "unreadable": unreadable,
-    }
+        overloads=overloads,
+        unreadable=unreadable,
+        removable=removable,
+        forced_by=forced_by,
+    )
 
 
-def _registration(finding: Finding, generics: list[dict[str, Any]]) -> Fix:
+def _registration(finding: Finding, generics: list[GenericKernel]) -> Fix:
     """The register_overloads fix for the generics of one file (one codemod call per kernel)."""
-    file = generics[0]["file"]
+    file = generics[0].file
     places = tuple(
-        RegisterOverloadsArgs(file=file, kernel=g["name"], overloads=g["overloads"], factory=g["factory"] or None)
+        RegisterOverloadsArgs(file=file, kernel=g.name, overloads=g.overloads, factory=g.factory or None)
         for g in generics
     )
-    names = [g["name"] for g in generics]
-    factories = {g["factory"] for g in generics}
+    names = [g.name for g in generics]
+    factories = {g.factory for g in generics}
     factory = factories.pop() if len(factories) == 1 else None
-    removable = {seq: ms for g in generics for seq, ms in g["removable"].items()}  # one rebuild may need several
+    removable = {seq: ms for g in generics for seq, ms in g.removable.items()}  # one rebuild may need several
     removes, removes_ms = len(removable), round(sum(removable.values()), 3)
     return Fix(
         id="",
@@ -341,26 +366,26 @@ def _registration(finding: Finding, generics: list[dict[str, Any]]) -> Fix:
         codemod="register_overloads",
         places=places,
         files=[file],
-        lines=[f"{file}:{g['line']}" for g in generics],
+        lines=[f"{file}:{g.line}" for g in generics],
         expected=expected_effect(finding, removes, removes_ms),
         expected_builds_removed=removes,
         expected_ms=removes_ms,
     )
 
 
-def _why_register(generics: list[dict[str, Any]]) -> str:
+def _why_register(generics: list[GenericKernel]) -> str:
     """Why registering these generics (one file's) up front helps: one sentence for those at module scope, one
     for those made inside factories."""
     sentences = []
-    at_module_scope = [g for g in generics if not g["factory"]]
-    in_factories = [g for g in generics if g["factory"]]
+    at_module_scope = [g for g in generics if not g.factory]
+    in_factories = [g for g in generics if g.factory]
     if at_module_scope:
         sentences.append(
             f"{_generic_and_signatures(at_module_scope)}; each new one after the first build rebuilt the module. "
             "Registering them at module scope builds them together."
         )
     if in_factories:
-        where = _and(list(dict.fromkeys(f"{g['factory']}()" for g in in_factories)))
+        where = _and(list(dict.fromkeys(f"{g.factory}()" for g in in_factories)))
         sentences.append(
             f"{_generic_and_signatures(in_factories, where)}, and each new one after the module's first build "
             f"rebuilt it. Registering them inside {where}, right after the kernel's definition, puts them in the "
@@ -369,10 +394,10 @@ def _why_register(generics: list[dict[str, Any]]) -> str:
     return " ".join(sentences)
 
 
-def _generic_and_signatures(generics: list[dict[str, Any]], factory: str = "") -> str:
+def _generic_and_signatures(generics: list[GenericKernel], factory: str = "") -> str:
     """'axpy and residual are generic and the run used 3 and 2 type signature(s)'."""
-    names = _and([g["name"] for g in generics])
-    counts = _and([str(len(g["overloads"])) for g in generics])
+    names = _and([g.name for g in generics])
+    counts = _and([str(len(g.overloads)) for g in generics])
     made = f" and made inside {factory}" if factory else ""
     used = f"; the run used {counts} type signature(s)" if factory else f" and the run used {counts} type signature(s)"
     return f"{names} {'is' if len(generics) == 1 else 'are'} generic{made}{used}"
@@ -382,25 +407,25 @@ def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _count_rebuild(generic: dict[str, Any], rebuild: Rebuild) -> None:
-    """What registering `generic` up front can remove: a rebuild whose only causes are new generic instances.
+def _removable(rebuilds: list[Rebuild]) -> tuple[dict[int, float], list[str]]:
+    """What registering a generic up front can remove: the rebuilds (build seq -> module ms) whose only causes are
+    new generic instances; and the other causes of those that happen anyway (a new CUDA block size, a late option
+    or kernel), where the instance registered up front would only enlarge the earlier builds."""
+    removable: dict[int, float] = {}
+    forced_by: list[str] = []
+    for rebuild in rebuilds:
+        others = [reason.detail for reason in rebuild.reasons if reason.kind != "generic-instance"]
+        if others:
+            forced_by += [detail for detail in others if detail not in forced_by]
+        else:
+            removable[rebuild.build_seq] = rebuild.module_ms
+    return removable, forced_by
 
-    A rebuild that also has another cause (a new CUDA block size, a late option or kernel) happens anyway; the
-    instance registered up front would only enlarge the earlier builds.
-    """
-    generic.setdefault("removable", {})  # build seq -> its module ms
-    generic.setdefault("forced_by", [])
-    others = [reason.detail for reason in rebuild.reasons if reason.kind != "generic-instance"]
-    if others:
-        generic["forced_by"] += [detail for detail in others if detail not in generic["forced_by"]]
-    else:
-        generic["removable"][rebuild.build_seq] = rebuild.module_ms
 
-
-def _overload_site(trace, key: str) -> str:
+def _overload_site(trace: Trace, key: str) -> Site | None:
     """The function that created the instances with wp.overload (a library's lazy getter), if traced."""
     sites = [o.site for o in trace.overloads if o.kernel == key and o.site is not None]
-    return f"{sites[-1].function}() ({sites[-1].file}:{sites[-1].line})" if sites else ""
+    return sites[-1] if sites else None
 
 
 def _type_expression(code: str) -> str | None:

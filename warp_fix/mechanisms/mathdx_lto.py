@@ -8,11 +8,17 @@ each such kernel is tried in a module of its own without MathDx, so the kernels 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
-from codemods.specs import ModuleOptionsArgs, SplitByOptionsArgs
+from codemods.specs import SplitByOptionsArgs
 from warp_fix.mechanisms import _situation as case
-from warp_fix.mechanisms._attribution import LIBRARY, module_options_target, module_source
+from warp_fix.mechanisms._attribution import (
+    LIBRARY,
+    NoTarget,
+    OptionsTarget,
+    module_options_target,
+    module_source,
+)
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
     fired,
@@ -28,14 +34,42 @@ from warp_fix.model import CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, F
 OPTION_OF_KIND = {"dot": "enable_mathdx_gemm", "solver": "enable_mathdx_solver", "fft": "enable_mathdx_fft"}
 
 
-class MathdxLto(Mechanism):
+@dataclass(frozen=True)
+class LtoKernel:
+    """The MathDx builds one kernel's code generation asked for."""
+
+    options: list[str] = field(default_factory=list)  # the options that turn its builders off
+    ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class LtoModule:
+    """A module that ran MathDx builders: its LTO builds, the options that would turn them off, and its cost."""
+
+    module: str
+    lto_builds: int
+    module_ms: float
+    native_ms: float
+    options: list[str]
+    kernels: dict[str, LtoKernel]  # kernel key -> its builds, where the tracer recorded the kernel
+
+
+@dataclass(frozen=True)
+class LtoModules:
+    lto_artifacts: int
+    lto_builds: int
+    native_share: float  # of cold module time in the native compiler
+    modules: list[LtoModule]
+
+
+class MathdxLto(Mechanism[LtoModules]):
     SLUG = "mathdx-lto"
     CS = "CS-7"
     TITLE = "MathDx link-time-optimised code that may not pay for its build"
     SAFETY = (CONSENT,)
     CODEMODS = ("module_options", "split_by_options")
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[LtoModules]:
         if inputs.on_cpu_only:
             return not_applicable(self.SLUG, self.TITLE, "CPU run: MathDx LTO is CUDA-only")
         summary = inputs.report.summary
@@ -53,47 +87,44 @@ class MathdxLto(Mechanism):
                 f"{count}, but {share:.0%} of module time is "
                 "the native compiler: linking does not dominate",
             )
-        names = ", ".join(m["module"] for m in modules) or "modules the tracer could not attribute"
+        names = ", ".join(m.module for m in modules) or "modules the tracer could not attribute"
         return fired(
             self.SLUG,
             self.TITLE,
             f"{count} ({names}); only {share:.0%} of module time in the native "
             "compiler: measure the build and the steady-state kernel time both ways",
             cost_ms=module - native,
-            details={
-                "lto_artifacts": summary.lto_artifacts, "lto_builds": len(events), "native_share": share,
-                "modules": modules,
-            },
+            facts=LtoModules(summary.lto_artifacts, len(events), share, modules),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+    def propose(self, finding: Finding[LtoModules], inputs: Inputs) -> Iterator[Proposal]:
         """One consent fix per repository module built with MathDx: its module option off, measured both ways;
         per kernel when several kernels of the module link MathDx code."""
-        for item in finding.details.get("modules", []):
-            if len(item["kernels"]) > 1:
+        for item in finding.facts.modules:
+            if len(item.kernels) > 1:
                 yield from _splits(finding, item, inputs)
                 continue
-            module, options = item["module"], item["options"]
+            module, options = item.module, item.options
             target = _options_target(module, inputs)
-            if isinstance(target, str):
-                yield NotProposed(finding.slug, f"{module} builds MathDx code but {target}")
+            if isinstance(target, NoTarget):
+                yield NotProposed(finding.slug, f"{module} builds MathDx code but {target.reason}")
                 continue
-            file = target["file"]
+            file = target.file
             if not options:
                 yield NotProposed(finding.slug, f"{module}: the MathDx builders that ran were not recorded")
                 continue
-            outside = item["module_ms"] - item["native_ms"]
+            outside = item.module_ms - item.native_ms
             origins = "; ".join(f"{o} now from {option_origin(inputs, module, o)}" for o in options)
             yield Fix(
                 id="", slug=finding.slug, title=f"Build {module} without MathDx",
-                description=f"{module} links {item['lto_builds']} MathDx LTO build(s); "
+                description=f"{module} links {item.lto_builds} MathDx LTO build(s); "
                 f"{', '.join(f'{o}=False' for o in options)} at module scope trades that build time for slower "
                 "kernels (Warp's own tile code instead of cuBLASDx/cuSolverDx/cuFFTDx). apply measures the build "
                 f"and the steady-state kernel time both ways; keeping it needs consent ({origins}).",
                 safety=CONSENT, codemod="module_options",
-                places=(ModuleOptionsArgs(**target, options=dict.fromkeys(options, False), replace=True),),
+                places=(target.place(dict.fromkeys(options, False), replace=True),),
                 files=[file],
-                expected=f"{outside:.0f} ms of the module's {item['module_ms']:.0f} ms build is outside the native "
+                expected=f"{outside:.0f} ms of the module's {item.module_ms:.0f} ms build is outside the native "
                 "compiler (mostly LTO); kernel time cost: measured by apply",
                 expected_ms=outside, allow_options=list(options), measure_kernels=True,
             )
@@ -173,7 +204,7 @@ class MathdxLto(Mechanism):
     )
 
 
-def _lto_modules(inputs: Inputs) -> list[dict]:
+def _lto_modules(inputs: Inputs) -> list[LtoModule]:
     """Per module that ran MathDx builders: LTO builds, the options that would turn them off, and its cost.
 
     The build_lto_* calls of the run are counted as events where the tracer recorded them (a symbol linked
@@ -206,16 +237,20 @@ def _lto_modules(inputs: Inputs) -> list[dict]:
             option = OPTION_OF_KIND.get(kind)
             if option and option not in entry["options"]:
                 entry["options"].append(option)
-    return sorted(found.values(), key=lambda m: -m["module_ms"])
+    modules = [
+        LtoModule(**{**entry, "kernels": {key: LtoKernel(**used) for key, used in entry["kernels"].items()}})
+        for entry in found.values()
+    ]
+    return sorted(modules, key=lambda m: -m.module_ms)
 
 
-def _splits(finding: Finding, item: dict, inputs: Inputs) -> Iterator[Proposal]:
+def _splits(finding: Finding[LtoModules], item: LtoModule, inputs: Inputs) -> Iterator[Proposal]:
     """Per kernel that links MathDx code: the kernel alone in a named module without MathDx (the module's
     other options carried), measured both ways; kept only where the kernels lose nothing."""
-    module = item["module"]
+    module = item.module
     build = next(b for b in inputs.user_builds() if b.module == module)
     sources = {k.key: k for k in build.kernel_sources}
-    for key, used in item["kernels"].items():
+    for key, used in item.kernels.items():
         source = sources.get(key)
         if source is None or not in_repo(inputs.index, source.file):
             yield NotProposed(finding.slug, f"{module}: kernel {key} links MathDx code but is not a kernel of the "
@@ -228,32 +263,34 @@ def _splits(finding: Finding, item: dict, inputs: Inputs) -> Iterator[Proposal]:
                               "not moved to a module of its own")
             continue
         python_module = inputs.index.python_module_of(source.file) or module
-        options = {**module_scope_options(inputs.index, python_module), **dict.fromkeys(used["options"], False)}
+        options = {**module_scope_options(inputs.index, python_module), **dict.fromkeys(used.options, False)}
         target = f"{python_module}_without_mathdx"
-        off = ", ".join(f"{o}=False" for o in used["options"])
+        off = ", ".join(f"{o}=False" for o in used.options)
         yield Fix(
             id="", slug=finding.slug, title=f"Build {source.function} without MathDx, in a module of its own",
-            description=f"{len(item['kernels'])} kernels of {module} link MathDx code. {source.function}() "
+            description=f"{len(item.kernels)} kernels of {module} link MathDx code. {source.function}() "
             f"({source.file}:{source.line}) moves to the named module {target} with {off} (the module's own "
             "options carried); the others keep MathDx. apply measures the build and the steady-state kernel "
             "time both ways and keeps the move only if the kernels lose nothing; it needs consent.",
             safety=CONSENT, codemod="split_by_options",
             places=(SplitByOptionsArgs(file=source.file, kernels=[source.function], module=target, options=options),),
             files=[source.file], lines=[f"{source.file}:{source.line}"],
-            expected=f"{used['ms']:.0f} ms of MathDx LTO builds for {source.function}; kernel time cost: measured "
+            expected=f"{used.ms:.0f} ms of MathDx LTO builds for {source.function}; kernel time cost: measured "
             "by apply",
-            expected_ms=used["ms"], allow_options=list(used["options"]), measure_kernels=True,
+            expected_ms=used.ms, allow_options=list(used.options), measure_kernels=True,
         )
 
 
-def _options_target(module: str, inputs: Inputs) -> dict[str, str] | str:
+def _options_target(module: str, inputs: Inputs) -> OptionsTarget | NoTarget:
     """Where the module's options are set, from its kernels' code objects (a script's `__main__`, a named or
     unique module); by its Python module's file for reports that predate kernel sources."""
     build = next((b for b in inputs.user_builds() if b.module == module), None)
     source = module_source(build, inputs) if build is not None else None
     if source is None:
         file = inputs.index.file_of_module(module)
-        return {"file": file} if file is not None and in_repo(inputs.index, file) else "is not a file of the repository"
+        if file is not None and in_repo(inputs.index, file):
+            return OptionsTarget(file)
+        return NoTarget("is not a file of the repository")
     if source.kind == LIBRARY:
-        return "is not a file of the repository"
+        return NoTarget("is not a file of the repository")
     return module_options_target(module, source, inputs)

@@ -3,22 +3,37 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import fired, option_origin, ruled_out, runtime
+from warp_fix.mechanisms._common import fired, first_option_source, option_origin, ruled_out, runtime
 from warp_fix.model import ADVISORY, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
 from warp_fix.scan.index import ConfigAssignment, Value
 
 
-class PrecompiledHeader(Mechanism):
+@dataclass(frozen=True)
+class Assignment:
+    """A `wp.config.use_precompiled_headers = False` of the repository."""
+
+    file: str
+    line: int
+    function: str | None
+
+
+@dataclass(frozen=True)
+class HeadersOff:
+    assignments: list[Assignment]
+
+
+class PrecompiledHeader(Mechanism[HeadersOff]):
     SLUG = "precompiled-header"
     CS = "CS-12"
     TITLE = "precompiled headers turned off"
     SAFETY = (ADVISORY,)
     CODEMODS = ()
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[HeadersOff]:
         """CPU builds always use the precompiled header; CUDA builds only below toolkit 13 (13 ignores the knob)."""
         off = [b for b in inputs.user_builds() if b.options.get("use_precompiled_headers") is False]
         if not off:
@@ -46,32 +61,33 @@ class PrecompiledHeader(Mechanism):
             }
         )
         static = [a for a in inputs.index.config_assignments_for("use_precompiled_headers") if a.in_repo]
-        origin = option_origin(inputs, off[0].module, "use_precompiled_headers")
+        source = first_option_source(inputs, off[0].module, "use_precompiled_headers")
+        by_config = source is not None and source.kind == "config"
         return fired(
             self.SLUG,
             self.TITLE,
             f"{len(off)} build(s) ran without precompiled headers"
-            + (f" (set by {origin})" if origin.startswith("wp.config") else ""),
+            + (f" (set by {option_origin(inputs, off[0].module, 'use_precompiled_headers')})" if by_config else ""),
             evidence=[runtime("wp.config.use_precompiled_headers = False", site, inputs) for site in sites.values()],
-            details={"assignments": [{"file": a.file, "line": a.line, "function": a.function} for a in static]},
+            facts=HeadersOff([Assignment(a.file, a.line, a.function) for a in static]),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        for item in finding.details.get("assignments", []):
+    def propose(self, finding: Finding[HeadersOff], inputs: Inputs) -> Iterator[Proposal]:
+        for item in finding.facts.assignments:
             yield Fix(
                 id="",
                 slug=finding.slug,
                 title="Restore precompiled headers",
-                description=f"wp.config.use_precompiled_headers = False at {item['file']}:{item['line']} makes every "
+                description=f"wp.config.use_precompiled_headers = False at {item.file}:{item.line} makes every "
                 "CPU module (and, below CUDA toolkit 13, every CUDA module) compile Warp's headers from scratch; "
                 "remove it unless a measurement justifies it.",
                 safety=ADVISORY,
                 codemod=None,
-                files=[item["file"]],
-                lines=[f"{item['file']}:{item['line']}"],
+                files=[item.file],
+                lines=[f"{item.file}:{item.line}"],
                 expected="untested estimate: most of the per-module native compile time on CPU",
             )
-        if not finding.details.get("assignments"):
+        if not finding.facts.assignments:
             yield NotProposed(
                 finding.slug,
                 "no statement of the repository sets wp.config.use_precompiled_headers = False "

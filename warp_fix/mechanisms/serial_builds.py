@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from codemods.specs import PreloadArgs
 from warp_fix.mechanisms import _situation as case
@@ -26,14 +27,26 @@ def _cuda_modules(first_launch_in: str = "app/__main__.py", **module_ms: float) 
     )
 
 
-class SerialBuilds(Mechanism):
+@dataclass(frozen=True)
+class SerialModules:
+    """The modules built exactly once, one after another, and what a parallel preload could gain at best."""
+
+    modules: dict[str, int | None]  # module -> the block_dim it was built at
+    sum_ms: float
+    max_ms: float
+    slowest: str
+    ceiling: float  # sum / max of their build times
+    device: str
+
+
+class SerialBuilds(Mechanism[SerialModules]):
     SLUG = "serial-builds"
     CS = "CS-13"
     TITLE = "independent modules compiled one at a time"
     SAFETY = (CONSENT, ADVISORY)
     CODEMODS = ("preload",)
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[SerialModules]:
         device = "cpu" if inputs.on_cpu_only else "cuda"
         builds = [b for b in inputs.user_builds() if b.device.startswith(device) and b.status == "compiled"]
         per_module = {}
@@ -51,21 +64,21 @@ class SerialBuilds(Mechanism):
         total = sum(b.module_ms for b in once.values())
         largest = max(once.values(), key=lambda b: b.module_ms)
         ceiling = total / largest.module_ms if largest.module_ms else 1.0
-        details = {
-            "modules": {m: b.block_dim for m, b in once.items()},
-            "sum_ms": total,
-            "max_ms": largest.module_ms,
-            "slowest": largest.module,
-            "ceiling": round(ceiling, 2),
-            "device": largest.device,
-        }
+        facts = SerialModules(
+            modules={m: b.block_dim for m, b in once.items()},
+            sum_ms=total,
+            max_ms=largest.module_ms,
+            slowest=largest.module,
+            ceiling=round(ceiling, 2),
+            device=largest.device,
+        )
         if ceiling < MIN_CEILING:
             return ruled_out(
                 self.SLUG,
                 self.TITLE,
                 f"one module dominates ({largest.module}, {ms(largest.module_ms)} of "
                 f"{ms(total)}): preload ceiling only {ceiling:.2f}x",
-                details=details,
+                facts=facts,
             )
         return fired(
             self.SLUG,
@@ -73,27 +86,27 @@ class SerialBuilds(Mechanism):
             f"{len(once)} modules built serially: {ms(total)}; ceiling {ceiling:.2f}x "
             f"(slowest {largest.module}, {ms(largest.module_ms)})",
             cost_ms=total - largest.module_ms,
-            details=details,
+            facts=facts,
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+    def propose(self, finding: Finding[SerialModules], inputs: Inputs) -> Iterator[Proposal]:
         report, index = inputs.report, inputs.index
         entry = entry_file(report, index)
-        details = finding.details
+        facts = finding.facts
         first = next((launch for launch in report.trace.launches if launch.site), None)
         if entry is None or first is None or first.site.file != entry:
             yield Fix(
                 id="",
                 slug=finding.slug,
                 title="Preload independent modules in parallel",
-                description=f"Ceiling {details['ceiling']}x; no first launch in the entry point to insert a "
+                description=f"Ceiling {facts.ceiling}x; no first launch in the entry point to insert a "
                 "preload before (advisory).",
                 safety=ADVISORY,
                 codemod=None,
                 expected=expected_effect(finding, 0),
             )
             return
-        modules = sorted(details["modules"])
+        modules = sorted(facts.modules)
         # At the top of the function holding the first launch (a launch inside a loop must not get it per pass).
         where = (
             {"before_line": first.site.line} if first.site.function == "<module>" else {"function": first.site.function}
@@ -102,8 +115,8 @@ class SerialBuilds(Mechanism):
             id="",
             slug=finding.slug,
             title=f"Preload {len(modules)} independent modules in parallel",
-            description=f"{len(modules)} modules were built one after another ({details['sum_ms']:,.0f} ms summed; "
-            f"slowest {details['slowest']} {details['max_ms']:,.0f} ms). Ceiling: {details['ceiling']}x on compile "
+            description=f"{len(modules)} modules were built one after another ({facts.sum_ms:,.0f} ms summed; "
+            f"slowest {facts.slowest} {facts.max_ms:,.0f} ms). Ceiling: {facts.ceiling}x on compile "
             "elapsed. Each module's real block_dim is declared so the preload builds the variant used.",
             safety=CONSENT,
             codemod="preload",
@@ -111,15 +124,15 @@ class SerialBuilds(Mechanism):
                 PreloadArgs(
                     file=entry,
                     modules=modules,
-                    device=details["device"],
+                    device=facts.device,
                     max_workers=len(modules),
-                    block_dims=details["modules"],
+                    block_dims=facts.modules,
                     **where,
                 ),
             ),
             files=[entry],
-            expected=f"compile elapsed down to at best ~{details['max_ms']:,.0f} ms "
-            f"(ceiling {details['ceiling']}x; untested estimate)",
+            expected=f"compile elapsed down to at best ~{facts.max_ms:,.0f} ms "
+            f"(ceiling {facts.ceiling}x; untested estimate)",
         )
 
     EXAMPLES = (

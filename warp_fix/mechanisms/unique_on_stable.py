@@ -3,13 +3,55 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from codemods.specs import CallSiteArgumentArgs, DropUniqueArgs, KernelsToModuleScopeArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import expected_effect, fired, module_scope_options, ms, ruled_out, runtime, static
+from warp_fix.mechanisms._common import (
+    builds_of,
+    expected_effect,
+    fired,
+    module_scope_options,
+    ms,
+    ruled_out,
+    runtime,
+    static,
+)
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
+from warp_fix.report import KernelDef as TracedKernel
 from warp_fix.scan.index import KernelDef, Value
+
+
+@dataclass(frozen=True)
+class UniqueKernel:
+    """A `module="unique"` kernel of the repository: how it is made, and the named module it would share."""
+
+    file: str
+    kernel: str  # the def's name
+    line: int
+    factory: str | None  # the function it is made in; None at module scope
+    python_module: str
+    module_kind: str
+    captures: list[str]
+    factory_params: list[str]
+    called_at_module_scope: bool  # every call of its factory ran at import time
+    made_by: str  # decorator | call | the project's decorator
+    call_line: int  # the decorator or wp.kernel(...) call
+    callee: str  # the name called there
+    module_options: str  # the source of its own module_options, "" without
+    chosen_by: list[str]  # the branch conditions that make it: optional
+    module: str  # the named module it would share
+    modules: list[str]  # the unique modules the run built for it
+    runtime_names: list[str]  # the names a factory gave it
+
+
+@dataclass(frozen=True)
+class UniqueKernels:
+    stable: list[UniqueKernel]  # made the same way on every run: they can share a module
+    runtime_made: list[UniqueKernel]
+    optional: list[UniqueKernel]
+    generic: list[UniqueKernel]
 
 
 def _unique_kernel(captures: list[str], called_from: str, **fields) -> Inputs:
@@ -51,14 +93,14 @@ def _renamed_by_call(**fields) -> Inputs:
     )
 
 
-class UniqueOnStable(Mechanism):
+class UniqueOnStable(Mechanism[UniqueKernels]):
     SLUG = "unique-on-stable"
     CS = "CS-9"
     TITLE = 'stable kernels each compiled in a module of their own (module="unique")'
     SAFETY = (SAFE,)
     CODEMODS = ("kernels_to_module_scope", "drop_unique", "call_site_argument")
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[UniqueKernels]:
         defs = [d for d in inputs.report.trace.kernel_defs if d.unique]
         if not defs:
             return ruled_out(self.SLUG, self.TITLE, 'no kernel with module="unique" was created in the run')
@@ -70,9 +112,7 @@ class UniqueOnStable(Mechanism):
                 continue
             made_here = [d for d in defs if d.site and (d.site.file, d.site.line) == (kernel_def.site.file,
                                                                                      kernel_def.site.line)]
-            entry = _entry(inputs, kernel, called_at_module_scope=_created_at_module_scope(made_here))
-            entry["modules"] = sorted({d.module for d in made_here})
-            entry["runtime_names"] = sorted({d.function for d in made_here} - {kernel.name})
+            entry = _entry(inputs, kernel, made_here)
             runtime_captures = [c for c in kernel.captures if c != "module"]
             if kernel_def.generic or kernel.is_generic:
                 # Each overload is built where it is launched; a shared module would build every registered one.
@@ -87,7 +127,7 @@ class UniqueOnStable(Mechanism):
                 )
             # A factory called only at import time makes a fixed set of kernels before any launch, whatever its
             # kernels capture: they can share one module. One called later (plugins, requests) cannot.
-            elif runtime_captures and not (entry["factory"] and entry["called_at_module_scope"]):
+            elif runtime_captures and not (entry.factory and entry.called_at_module_scope):
                 runtime_made.append(entry)
                 evidence.append(
                     static(
@@ -105,18 +145,18 @@ class UniqueOnStable(Mechanism):
         evidence += [
             runtime(f"module {b.module} built for one unique kernel", b.site, inputs) for b in unique_modules
         ]
-        details = {"stable": stable, "runtime_made": runtime_made, "optional": optional, "generic": generic}
+        facts = UniqueKernels(stable, runtime_made, optional, generic)
         if not stable:
             return ruled_out(
                 self.SLUG,
                 self.TITLE,
                 "every unique kernel is made from runtime data (plugins, expressions), only on some runs, or generic"
-                + (f" (optional, left alone: {', '.join(k['kernel'] for k in optional)})" if optional else ""),
+                + (f" (optional, left alone: {', '.join(k.kernel for k in optional)})" if optional else ""),
                 evidence=evidence,
-                details=details,
+                facts=facts,
             )
         # What a shared module saves: the builds of the stable kernels whose options allow sharing.
-        shareable = {module for k in stable if not k["module_options"] for module in k["modules"]}
+        shareable = {module for k in stable if not k.module_options for module in k.modules}
         cost = sum(b.module_ms for b in unique_modules if b.module in shareable)
         return fired(
             self.SLUG,
@@ -125,48 +165,50 @@ class UniqueOnStable(Mechanism):
             evidence=evidence,
             cost_ms=cost,
             extra_builds=max(0, len(shareable) - 1),
-            details=details,
+            all_builds=builds_of(inputs, {module for k in stable for module in k.modules}),
+            facts=facts,
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
-        for item in finding.details.get("runtime_made", []):
+    def propose(self, finding: Finding[UniqueKernels], inputs: Inputs) -> Iterator[Proposal]:
+        facts = finding.facts
+        for item in facts.runtime_made:
             yield NotProposed(
                 finding.slug,
                 f"{_named(item)} is made from runtime "
                 'data: it keeps module="unique"',
             )
-        for item in finding.details.get("optional", []):
+        for item in facts.optional:
             yield NotProposed(finding.slug, _optional_reason(item))
-        for item in finding.details.get("generic", []):
+        for item in facts.generic:
             yield NotProposed(
                 finding.slug,
                 f"{_named(item)} is generic (per-dtype overloads): in a shared module every registered instance "
                 "would build with it. Left alone",
             )
-        stable = finding.details.get("stable", [])
-        with_options = [item for item in stable if item["module_options"]]
+        stable = facts.stable
+        with_options = [item for item in stable if item.module_options]
         for item in with_options:
             yield NotProposed(
                 finding.slug,
                 f"{_named(item)} sets its own module_options "
-                f"({item['module_options']}), valid only with module=\"unique\": a shared module would change them",
+                f"({item.module_options}), valid only with module=\"unique\": a shared module would change them",
             )
         to_scope: dict[tuple[str, str], dict] = {}
         renamed: dict[tuple[str, str], dict] = {}
-        at_call_sites: list[dict] = []
+        at_call_sites: list[UniqueKernel] = []
         for item in stable:
-            if item["module_options"]:
+            if item.module_options:
                 continue
-            if item["made_by"] != "decorator":
+            if item.made_by != "decorator":
                 at_call_sites.append(item)
-            elif item["factory"] and not item["captures"] and not item["called_at_module_scope"]:
-                entry = to_scope.setdefault((item["file"], item["factory"]), {"kernels": [], "item": item})
-                entry["kernels"].append(item["kernel"])
+            elif item.factory and not item.captures and not item.called_at_module_scope:
+                entry = to_scope.setdefault((item.file, item.factory), {"kernels": [], "item": item})
+                entry["kernels"].append(item.kernel)
             else:
                 # Every call of the factory is at import time: its kernels (closures of one key live side by side
                 # in a module) and the file's module-scope unique kernels get one named module, in one edit.
-                name = item["factory"] if item["factory"] else item["kernel"]
-                entry = renamed.setdefault((item["file"], item["module"]), {"names": [], "item": item})
+                name = item.factory if item.factory else item.kernel
+                entry = renamed.setdefault((item.file, item.module), {"names": [], "item": item})
                 if name not in entry["names"]:
                     entry["names"].append(name)
         for (file, module), entry in renamed.items():
@@ -180,20 +222,20 @@ class UniqueOnStable(Mechanism):
                 expected_ms=finding.cost_ms,
             )
         for item in at_call_sites:
-            how = "a wp.kernel(...) call" if item["made_by"] == "call" else "the project's kernel decorator"
+            how = "a wp.kernel(...) call" if item.made_by == "call" else "the project's kernel decorator"
             yield Fix(
                 id="", slug=finding.slug,
-                title=f"Build {item['kernel']} in the shared module {item['module']}",
-                description=f"{item['kernel']} ({item['file']}:{item['line']}) gets module=\"unique\" through {how}; "
-                f"the named module {item['module']} builds it with the other kernels instead.",
+                title=f"Build {item.kernel} in the shared module {item.module}",
+                description=f"{item.kernel} ({item.file}:{item.line}) gets module=\"unique\" through {how}; "
+                f"the named module {item.module} builds it with the other kernels instead.",
                 safety=SAFE, codemod="call_site_argument",
-                places=(CallSiteArgumentArgs(file=item["file"], line=item["call_line"], callee=item["callee"],
-                                             keyword="module", value=item["module"]),),
-                files=[item["file"]], lines=[f"{item['file']}:{item['call_line']}"],
+                places=(CallSiteArgumentArgs(file=item.file, line=item.call_line, callee=item.callee,
+                                             keyword="module", value=item.module),),
+                files=[item.file], lines=[f"{item.file}:{item.call_line}"],
                 expected=expected_effect(finding, builds=1), expected_builds_removed=1,
             )
         for (file, factory), entry in to_scope.items():
-            module = entry["item"]["module"]
+            module = entry["item"].module
             yield Fix(
                 id="",
                 slug=finding.slug,
@@ -265,26 +307,29 @@ def _static_kernel(inputs: Inputs, kernel_def):
     return inputs.index.kernel_at(file, kernel_def.site.line) if file else None
 
 
-def _entry(inputs: Inputs, kernel, *, called_at_module_scope: bool) -> dict:
-    """What propose needs of one unique kernel, and the named module it would share."""
+def _entry(inputs: Inputs, kernel: KernelDef, made_here: list[TracedKernel]) -> UniqueKernel:
+    """What propose needs of one unique kernel (`made_here`: the run's creations of it), and the named module it
+    would share."""
     factory = inputs.index.factory_named(".".join(kernel.enclosing_functions)) if kernel.enclosing_functions else None
-    return {
-        "file": kernel.file,
-        "kernel": kernel.name,
-        "line": kernel.line,
-        "factory": kernel.enclosing_functions[-1] if kernel.enclosing_functions else None,
-        "python_module": kernel.python_module,
-        "module_kind": kernel.module_kind,
-        "captures": list(kernel.captures),
-        "factory_params": [p.name for p in factory.parameters] if factory else [],
-        "called_at_module_scope": called_at_module_scope,
-        "made_by": kernel.made_by,
-        "call_line": kernel.decorator_line,
-        "callee": kernel.decorator.split("(")[0].split(".")[-1],
-        "module_options": kernel.module_options.source if kernel.module_options else "",
-        "chosen_by": list(kernel.chosen_by),
-        "module": _shared_module(inputs, kernel),
-    }
+    return UniqueKernel(
+        file=kernel.file,
+        kernel=kernel.name,
+        line=kernel.line,
+        factory=kernel.enclosing_functions[-1] if kernel.enclosing_functions else None,
+        python_module=kernel.python_module,
+        module_kind=kernel.module_kind,
+        captures=list(kernel.captures),
+        factory_params=[p.name for p in factory.parameters] if factory else [],
+        called_at_module_scope=_created_at_module_scope(made_here),
+        made_by=kernel.made_by,
+        call_line=kernel.decorator_line,
+        callee=kernel.decorator.split("(")[0].split(".")[-1],
+        module_options=kernel.module_options.source if kernel.module_options else "",
+        chosen_by=list(kernel.chosen_by),
+        module=_shared_module(inputs, kernel),
+        modules=sorted({d.module for d in made_here}),
+        runtime_names=sorted({d.function for d in made_here} - {kernel.name}),
+    )
 
 
 def _shared_module(inputs: Inputs, kernel) -> str:
@@ -295,25 +340,25 @@ def _shared_module(inputs: Inputs, kernel) -> str:
     return f"{kernel.python_module}.stable"
 
 
-def _named(item: dict) -> str:
+def _named(item: UniqueKernel) -> str:
     """`box (boxes.py:10, made as box_size_3_kernel, box_size_7_kernel)`: the def, and the names a factory gave it."""
-    renamed = item.get("runtime_names")
-    return f"{item['kernel']} ({item['file']}:{item['line']}" + (f", made as {', '.join(renamed)})" if renamed else ")")
+    renamed = item.runtime_names
+    return f"{item.kernel} ({item.file}:{item.line}" + (f", made as {', '.join(renamed)})" if renamed else ")")
 
 
-def _optional_reason(item: dict) -> str:
-    where = f"{item['factory']}()" if item["factory"] else item["file"]
+def _optional_reason(item: UniqueKernel) -> str:
+    where = f"{item.factory}()" if item.factory else item.file
     return (
         f"{_named(item)} is optional: {where} makes it only in a branch on "
-        f"{', '.join(item['chosen_by'])}, so only some runs build it; in a module every run builds, "
+        f"{', '.join(item.chosen_by)}, so only some runs build it; in a module every run builds, "
         "every run would compile it. Left alone"
     )
 
 
-def _created_at_module_scope(made_here) -> bool:
+def _created_at_module_scope(made_here: list[TracedKernel]) -> bool:
     """Every creation of this kernel came from a factory call at import time (module scope): stable inputs."""
-    callers = [d.site.stack[1] for d in made_here if len(d.site.stack) > 1]
-    return bool(callers) and all(caller.endswith(":<module>") for caller in callers)
+    callers = [d.site.callers()[1] for d in made_here if len(d.site.stack) > 1]
+    return bool(callers) and all(caller.function == "<module>" for caller in callers)
 
 
 def _distinct(defs):

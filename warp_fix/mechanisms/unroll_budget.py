@@ -9,6 +9,7 @@ repository chose; it stays report-only because cutting the budget cut source 39%
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
@@ -25,14 +26,22 @@ def _repository_builds(inputs: Inputs) -> list[ModuleBuild]:
     return [b for b in inputs.user_builds() if any(inputs.repo_file(k.file) for k in b.kernel_sources)]
 
 
-class UnrollBudget(Mechanism):
+@dataclass(frozen=True)
+class RaisedUnroll:
+    """The run's generated source size and the repository modules built with max_unroll above Warp's default."""
+
+    bytes: int
+    max_unroll: dict[str, int]  # module -> its max_unroll
+
+
+class UnrollBudget(Mechanism[RaisedUnroll]):
     SLUG = "unroll-budget"
     CS = "CS-11"
     TITLE = "large generated source from a raised unroll budget"
     SAFETY = (ADVISORY,)
     CODEMODS = ()
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[RaisedUnroll]:
         summary = inputs.report.summary
         size = summary.generated_source_bytes if summary else 0
         if size < LARGE_SOURCE:
@@ -57,10 +66,10 @@ class UnrollBudget(Mechanism):
             f"{size:,} bytes of generated source; repository modules unroll beyond Warp's default "
             f"{WARP_DEFAULT_MAX_UNROLL}: {listed}. Cutting the budget cut source 39% but gave no measured "
             "cold-start gain in a study; report only",
-            details={"bytes": size, "max_unroll": raised},
+            facts=RaisedUnroll(size, raised),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+    def propose(self, finding: Finding[RaisedUnroll], inputs: Inputs) -> Iterator[Proposal]:
         yield Fix(
             id="",
             slug=finding.slug,

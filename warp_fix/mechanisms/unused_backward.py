@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict
+from dataclasses import dataclass
 
-from codemods.specs import CallSiteArgumentArgs, ConfigAtEntryArgs, ModuleOptionsArgs
+from codemods.specs import CallSiteArgumentArgs, ConfigAtEntryArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._attribution import (
     LIBRARY,
     ModuleSource,
+    NoTarget,
     Provenance,
     module_options_target,
     module_source,
@@ -32,14 +33,27 @@ from warp_fix.scan.differentiation import Differentiation, differentiated_kernel
 from warp_fix.scan.index import EntryPoint, FunctionCalls, LaunchSite, TapeUse, Value
 
 
-class UnusedBackward(Mechanism):
+@dataclass(frozen=True)
+class UnusedAdjoints:
+    """The modules that generate adjoint code nothing differentiates, and what decides each one's option."""
+
+    modules: list[str]
+    differentiated: list[str]  # modules a tape or adjoint launch of the run used: backward kept
+    differentiated_elsewhere: dict[str, str]  # module -> the tape elsewhere in the repository that reaches it
+    gradient_free: dict[str, str]  # module -> the unresolved tape that may reach it (its kernels carry no gradient)
+    off_per_kernel: list[str]  # modules whose kernels already turn it off
+    provenance: dict[str, Provenance]  # module -> where its enable_backward came from
+    repo_uses_tape: bool
+
+
+class UnusedBackward(Mechanism[UnusedAdjoints]):
     SLUG = "unused-backward"
     CS = "CS-10"
     TITLE = "backward (adjoint) code compiled but never used"
     SAFETY = (SAFE, CONSENT, ADVISORY)
     CODEMODS = ("module_options", "call_site_argument", "config_at_entry")
 
-    def diagnose(self, inputs: Inputs) -> Finding:
+    def diagnose(self, inputs: Inputs) -> Finding[UnusedAdjoints]:
         trace = inputs.report.trace
         differentiated = {launch.module for launch in trace.launches if launch.adjoint}
         tape_files = {inputs.repo_file(t.site.file) for t in trace.tapes if t.site}
@@ -49,7 +63,7 @@ class UnusedBackward(Mechanism):
                 launched_from.setdefault(launch.module, set()).add(inputs.repo_file(launch.site.file))
         anywhere = differentiated_kernels(inputs.index)
         unused, kept, off_per_kernel, elsewhere, gradient_free = [], [], [], {}, {}
-        final = {build.module: build for build in inputs.user_builds()}  # the options it ended up with
+        final = inputs.final_builds
         for build in final.values():
             if not _generates_adjoint(build):
                 if build.options.get("enable_backward"):
@@ -89,71 +103,64 @@ class UnusedBackward(Mechanism):
             f"{len(unused)} module(s) compile backward code nobody uses",
             evidence=evidence,
             cost_ms=cost,
-            details={
-                "modules": unused,
-                "differentiated": sorted(set(kept)),
-                "differentiated_elsewhere": elsewhere,
-                "gradient_free": gradient_free,  # module -> the unresolved tape that may reach it
-                "off_per_kernel": off_per_kernel,
-                "provenance": {m: asdict(p) for m, p in provenance.items()},
-                "repo_uses_tape": any(t.in_repo for t in inputs.index.tapes) or bool(tape_files - {None}),
-            },
+            facts=UnusedAdjoints(
+                modules=unused,
+                differentiated=sorted(set(kept)),
+                differentiated_elsewhere=elsewhere,
+                gradient_free=gradient_free,
+                off_per_kernel=off_per_kernel,
+                provenance=provenance,
+                repo_uses_tape=any(t.in_repo for t in inputs.index.tapes) or bool(tape_files - {None}),
+            ),
         )
 
-    def propose(self, finding: Finding, inputs: Inputs) -> Iterator[Proposal]:
+    def propose(self, finding: Finding[UnusedAdjoints], inputs: Inputs) -> Iterator[Proposal]:
         """Per module at the place that decides its option (also for a module whose kernels carry no gradient and
         that only a tape the scan cannot follow may reach); process-wide at the entry point (consent) when a
         library owns the module or other code of the repository differentiates it."""
-        final = {build.module: build for build in inputs.user_builds()}
-        elsewhere = finding.details.get("differentiated_elsewhere", {})
-        gradient_free = finding.details.get("gradient_free", {})
+        facts = finding.facts
         process_wide, library, seen = [], [], set()
-        for module in finding.details.get("modules", []):
-            build = final[module]
+        for module in facts.modules:
+            build = inputs.final_builds[module]
             source = module_source(build, inputs) or _source_from_index(build, inputs)
             if source.kind == LIBRARY:
                 library.append(module)
                 continue
-            if module in elsewhere:
+            if module in facts.differentiated_elsewhere:
                 process_wide.append(module)
                 continue
-            provenance = option_provenance(build, "enable_backward", inputs)
+            provenance = facts.provenance[module]
+            unresolved_tape = facts.gradient_free.get(module)
             links = bool(build.lto_builds)
-            proposals = [_per_module_fix(finding, module, source, provenance, inputs, gradient_free.get(module), links)]
+            proposals = [_per_module_fix(finding, module, source, provenance, inputs, unresolved_tape, links)]
             if links and provenance.kind in ("factory-parameter", "decorator"):
                 # a tile module links adjoint GEMMs until its module option is off, whatever its kernels say
                 module_level = Provenance("enable_backward", build.option_source("enable_backward").kind)
-                proposals.append(_per_module_fix(finding, module, source, module_level, inputs,
-                                                 gradient_free.get(module), links))
+                proposals.append(_per_module_fix(finding, module, source, module_level, inputs, unresolved_tape,
+                                                 links))
             for proposal in proposals:
                 key = repr(proposal.places) if isinstance(proposal, Fix) else proposal.reason
                 if key not in seen:
                     seen.add(key)
                     yield proposal
         if process_wide or library:
-            yield from self._process_wide(finding, inputs, process_wide, library, final)
+            yield from self._process_wide(finding, inputs, process_wide, library)
 
     def _process_wide(
-        self,
-        finding: Finding,
-        inputs: Inputs,
-        repo_modules: list[str],
-        library: list[str],
-        final: dict[str, ModuleBuild],
+        self, finding: Finding[UnusedAdjoints], inputs: Inputs, repo_modules: list[str], library: list[str]
     ) -> Iterator[Proposal]:
         """One `wp.config.enable_backward = False` at the measured entry point, for modules that cannot be
         changed themselves: a library's, or one another entry point of the repository differentiates."""
-        report, index = inputs.report, inputs.index
-        elsewhere = finding.details.get("differentiated_elsewhere", {})
-        why = "; ".join(f"{m} is differentiated by {elsewhere[m]}" for m in repo_modules)
-        if finding.details.get("differentiated") or report.trace.tapes:
+        report, index, facts = inputs.report, inputs.index, finding.facts
+        why = "; ".join(f"{m} is differentiated by {facts.differentiated_elsewhere[m]}" for m in repo_modules)
+        if facts.differentiated or report.trace.tapes:
             if repo_modules:
                 yield NotProposed(finding.slug, f"{why}, and the measured command differentiates other modules "
                                   "itself: backward cannot be turned off process-wide, nor per module")
             if library:
                 yield _library_advice(finding, library)
             return
-        if library and not repo_modules and finding.details.get("repo_uses_tape"):
+        if library and not repo_modules and facts.repo_uses_tape:
             yield _library_advice(finding, library)
             return
         entry = entry_file(report, index)
@@ -165,7 +172,7 @@ class UnusedBackward(Mechanism):
                               "code under a tape, so backward cannot be turned off there")
             return
         modules = repo_modules + library
-        files = [f for m in repo_modules for f in _files_of(final[m], inputs)]
+        files = [f for m in repo_modules for f in _files_of(inputs.final_builds[m], inputs)]
         python_modules = [p for p in map(index.python_module_of, files) if p]
         # the entry may not mention warp (never parsed): then the codemod looks for the module's import itself
         target = first_project_import(index, entry, [*python_modules, *library]) or next(iter(python_modules), None)
@@ -376,7 +383,7 @@ class UnusedBackward(Mechanism):
 
 
 def _per_module_fix(
-    finding: Finding,
+    finding: Finding[UnusedAdjoints],
     module: str,
     source: ModuleSource,
     provenance: Provenance,
@@ -395,15 +402,15 @@ def _per_module_fix(
                "logs a warning at backward and the gradients are unchanged")
     expected = f"less generated source and native compile time in {module} (untested estimate)"
     if provenance.kind == "factory-parameter":
-        file, line = (provenance.call_site or ":").rsplit(":", 1)
-        if not file or not in_repo(inputs.index, file):
+        call = provenance.call_site
+        if call is None or not in_repo(inputs.index, call.file):
             return NotProposed(finding.slug, f"{why}: the factory call that passes it is not in the repository")
         return Fix(
-            id="", slug=finding.slug, title=f"Pass enable_backward=False to {provenance.callee}() at {file}:{line}",
+            id="", slug=finding.slug, title=f"Pass enable_backward=False to {provenance.callee}() at {call}",
             description=f"{why}; the value is chosen where {provenance.callee}() is called, so it is changed there "
             "and the factory's default stays for its other callers.",
-            safety=SAFE, codemod="call_site_argument", files=[file], expected=expected,
-            places=(CallSiteArgumentArgs(file=file, line=int(line), callee=provenance.callee,
+            safety=SAFE, codemod="call_site_argument", files=[call.file], expected=expected,
+            places=(CallSiteArgumentArgs(file=call.file, line=call.line, callee=provenance.callee,
                                          keyword="enable_backward", value=False),),
             allow_options=["enable_backward"],
         )
@@ -411,10 +418,10 @@ def _per_module_fix(
         return NotProposed(finding.slug, f"{why}: its kernel asks for enable_backward=True itself at "
                            f"{provenance.site}; drop that if nothing differentiates it")
     target = module_options_target(module, source, inputs)
-    if isinstance(target, str):
-        return NotProposed(finding.slug, f"{why}: {target}")
+    if isinstance(target, NoTarget):
+        return NotProposed(finding.slug, f"{why}: {target.reason}")
     replaces = provenance.kind in ("set_module_options", "module_options", "options.update") and provenance.site
-    args = ModuleOptionsArgs(**target, options={"enable_backward": False}, replace=True if replaces else None)
+    args = target.place({"enable_backward": False}, replace=True if replaces else None)
     if args.module is not None:
         where = f'wp.set_module_options({{"enable_backward": False}}, module="{module}")'
     elif args.kernel is not None:
@@ -430,7 +437,7 @@ def _per_module_fix(
     )
 
 
-def _library_advice(finding: Finding, library: list[str]) -> Fix:
+def _library_advice(finding: Finding[UnusedAdjoints], library: list[str]) -> Fix:
     return Fix(
         id="", slug=finding.slug, title="Turn off backward code in library modules no tape differentiates",
         description=f"A tape is in use, so backward cannot be turned off process-wide; {', '.join(library)} "

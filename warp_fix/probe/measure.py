@@ -20,7 +20,20 @@ from warp_fix.probe.trace_file import TraceFacts, read_trace
 from warp_fix.probe.why import explain_rebuilds
 from warp_fix.report import SCHEMA_VERSION, CacheDirEvidence, Output, Report, Sample, Stat, Summary, Trace
 
-Progress = Callable[[str], None]
+
+@dataclass(frozen=True)
+class SampleStarted:
+    """Progress of `measure`: cold+warm sample `index` (from 1) of `total` starts now."""
+
+    label: str | None  # the measurement's label ("baseline", "accepted"...), None when unlabelled
+    index: int
+    total: int
+
+    def line(self) -> str:
+        return f"sample {self.index}/{self.total}"
+
+
+Progress = Callable[[SampleStarted], None]
 
 
 @dataclass
@@ -60,7 +73,7 @@ def measure(
     pairs: list[RunPair] = []
     for index in range(samples):
         if progress:
-            progress(f"sample {index + 1}/{samples}")
+            progress(SampleStarted(label, index + 1, samples))
         base_env = dict(env or os.environ)
         if kernel_timing:
             base_env["WARP_FIX_KERNEL_TIMING"] = "1"

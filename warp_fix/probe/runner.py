@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warp_fix.probe.output import OutputDigest, Tail
-from warp_fix.process_group import die_with_parent, kill_group
+from warp_fix.process_group import kill_group, start_group
 
 INJECT_DIR = Path(__file__).with_name("inject")
 
@@ -80,16 +80,7 @@ def run_process(
     stderr = Tail()
     start = time.perf_counter()
     try:
-        proc = subprocess.Popen(
-            command,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=die_with_parent,
-        )
+        proc = start_group(command, cwd, env)
     except FileNotFoundError as exc:
         raise ProbeError(f"command not found: {command[0]}") from exc
     except PermissionError as exc:

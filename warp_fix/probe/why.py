@@ -7,7 +7,7 @@ each difference is traced to the event and source line that caused it.
 
 from __future__ import annotations
 
-from warp_fix.report import LtoBuild, ModuleBuild, Rebuild, RebuildReason, Trace
+from warp_fix.report import SET_BY_NAMES, LtoBuild, ModuleBuild, Rebuild, RebuildReason, Trace
 
 # Options Warp folds into the identity that only describe the load, not a change.
 _IGNORED_OPTIONS = frozenset({"block_dim"})
@@ -61,6 +61,7 @@ def _with_lto_relinks(trace: Trace, rebuilds: list[Rebuild]) -> list[Rebuild]:
             f"MathDx LTO {event.symbol} compiled again ({event.ms:.0f} ms): clear_lto_cache() in the run "
             "threw away its first link",
             clears[-1].site,
+            lto_symbol=event.symbol,
         )
         rebuild = by_seq.get(build.seq)
         if rebuild is None:
@@ -105,9 +106,9 @@ def _kernel_changes(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> 
             else (" at module scope" if kernel_def.at_module_scope else " inside a function")
         )
         detail = f"kernel '{key}' added after the previous build (defined{where})"
-        reasons.append(RebuildReason("kernel-added", detail, kernel_def.site if kernel_def else None))
+        reasons.append(RebuildReason("kernel-added", detail, kernel_def.site if kernel_def else None, kernel=key))
     for key in sorted(set(previous.kernels) - set(build.kernels)):
-        reasons.append(RebuildReason("kernel-removed", f"kernel '{key}' no longer alive", None))
+        reasons.append(RebuildReason("kernel-removed", f"kernel '{key}' no longer alive", None, kernel=key))
     return reasons
 
 
@@ -122,25 +123,16 @@ def _option_changes(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> 
         change = _last_change(trace, key, build.module, previous.seq, build.seq)
         detail = f"option {key}: {old!r} -> {new!r}"
         if change is not None:
-            detail += f" (set by {_call_name(change.kind)})"
-            reasons.append(RebuildReason("option", detail, change.site))
+            detail += f" (set by {SET_BY_NAMES.get(change.kind, change.kind)})"
+            reasons.append(RebuildReason("option", detail, change.site, set_by=change.kind))
             continue
         source = build.option_source(key)  # no call in between: the value's origin as the build recorded it
         if source.kind == "default":
             detail += " (Warp's default)"
         else:
-            detail += f" (set by {_call_name(source.kind)})"
-        reasons.append(RebuildReason("option", detail, source.site))
+            detail += f" (set by {SET_BY_NAMES.get(source.kind, source.kind)})"
+        reasons.append(RebuildReason("option", detail, source.site, set_by=source.kind))
     return reasons
-
-
-def _call_name(kind: str) -> str:
-    return {
-        "set_module_options": "wp.set_module_options",
-        "options.update": "get_module(...).options",
-        "module_options": "@wp.kernel module_options",
-        "config": "wp.config",
-    }.get(kind, kind)
 
 
 def _last_change(trace: Trace, key: str, module: str, after: int, before: int):
@@ -155,9 +147,8 @@ def _last_change(trace: Trace, key: str, module: str, after: int, before: int):
 def _generic_changes(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> list[RebuildReason]:
     reasons = []
     for instance in sorted(set(build.generics) - set(previous.generics)):
-        reasons.append(
-            RebuildReason("generic-instance", f"new generic instance {instance} by a launch", build.site)
-        )
+        detail = f"new generic instance {instance} by a launch"
+        reasons.append(RebuildReason("generic-instance", detail, build.site, kernel=instance.partition("[")[0]))
     return reasons
 
 
@@ -169,7 +160,7 @@ def _renamed_instances(previous: ModuleBuild, build: ModuleBuild) -> list[Rebuil
         new = build.renamed_instances.get(instance, instance.split("[")[0])
         if old != new:
             detail = f"generic instance {instance} renamed {old} -> {new} after the previous build"
-            reasons.append(RebuildReason("instance-renamed", detail, build.site))
+            reasons.append(RebuildReason("instance-renamed", detail, build.site, kernel=instance.partition("[")[0]))
     return reasons
 
 

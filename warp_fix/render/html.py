@@ -7,6 +7,8 @@ from collections import defaultdict
 from html import escape
 from typing import TYPE_CHECKING
 
+from warp_fix.metrics import COLD_MODULE, IDENTITIES, Metric
+
 if TYPE_CHECKING:  # kept out of the import path of `measure`
     from warp_fix.apply.review import BranchLog, CommitRow
     from warp_fix.model import Plan
@@ -189,8 +191,9 @@ def plan_table(plan: Plan) -> str:
 
 def log_header(log: BranchLog) -> str:
     totals = "".join(
-        f"<div><dt>{escape(key)}</dt><dd>{before:,.0f} → {after:,.0f}</dd></div>"
-        for key, (before, after) in log.totals().items()
+        f"<div><dt>{escape(metric.label)}</dt><dd>{_value(metric, before)} → {_value(metric, after)}"
+        f"{' ' + metric.unit if metric.unit else ''}</dd></div>"
+        for metric, (before, after) in log.totals().items()
     )
     return (
         f'<header id="summary"><h1>warp-fix log: {escape(log.branch)}</h1>'
@@ -202,7 +205,7 @@ def log_header(log: BranchLog) -> str:
 
 def commits_chart(log: BranchLog) -> str:
     """Per commit: cold module ms before (grey) and after (blue), with the identities change."""
-    pairs = [row.delta("Cold-Module-Ms") for row in log.rows]
+    pairs = [row.change(COLD_MODULE) for row in log.rows]
     top = max((max(p) for p in pairs if p), default=0.0) or 1.0
     scale = (WIDTH - LABEL_W - 200) / top
     rows = [_commit_rows(row, pair, i, scale) for i, (row, pair) in enumerate(zip(log.rows, pairs))]
@@ -284,10 +287,9 @@ def _rebuild_list(rebuilds: list[Rebuild]) -> str:
 def _commit_rows(row: CommitRow, pair: tuple[float, float] | None, index: int, scale: float) -> str:
     y = 2 * ROW_H * index
     subject = row.subject if len(row.subject) <= 44 else row.subject[:43] + "…"
-    identities = row.trailers.get("Identities", "").replace("->", "→")
-    detail = " · ".join(
-        x for x in (row.sha[:8], row.trailers.get("Mechanism", ""), identities and f"identities {identities}") if x
-    )
+    identities = row.text(IDENTITIES).replace("->", "→")
+    mechanism = row.trailers.mechanism if row.trailers else ""
+    detail = " · ".join(x for x in (row.sha[:8], mechanism, identities and f"identities {identities}") if x)
     label = (
         f'<text class="label" x="{LABEL_W - 8}" y="{y + 15}" text-anchor="end">{escape(subject)}</text>'
         f'<text class="value" x="{LABEL_W - 8}" y="{y + 33}" text-anchor="end">{escape(detail)}</text>'
@@ -323,6 +325,11 @@ def _nice_step(span: float) -> float:
     raw = span / 8
     power = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+def _value(metric: Metric, value: float) -> str:
+    """Thousands separated; kernel times (under 100 ms) to three significant digits."""
+    return metric.format(value) if metric.timing and abs(value) < 100 else f"{value:,.0f}"
 
 
 def _stat(stat: Stat) -> str:

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from warp_fix.model import Plan
+from warp_fix.model import FIRED, NotProposed, Plan
 
 STATUS_STYLE = {"fired": "bold red", "ruled-out": "green", "not-applicable": "dim"}
 
@@ -36,8 +36,7 @@ def print_plan(plan: Plan, console: Console) -> None:
         if fix.lines or fix.files:
             console.print(f"    changes {', '.join(fix.lines or fix.files)}", markup=False)
         console.print(f"    expected: {fix.expected}", markup=False)
-    reasons = [n for n in plan.not_proposed if not n.reason.startswith(("ruled-out", "not-applicable"))]
-    for item in reasons:
+    for item in _declined(plan):
         console.print(f"[dim]not proposed ({item.slug}): {escape(item.reason)}[/]")
 
 
@@ -65,7 +64,12 @@ def plan_markdown(plan: Plan) -> str:
             f"Expected: {fix.expected}."
             + (f" Changes {', '.join(fix.lines or fix.files)}." if fix.files else "")
         )
-    extra = [n for n in plan.not_proposed if not n.reason.startswith(("ruled-out", "not-applicable"))]
+    extra = _declined(plan)
     if extra:
         lines += ["", "### Not proposed", ""] + [f"- `{n.slug}`: {n.reason}" for n in extra]
     return "\n".join(lines) + "\n"
+
+
+def _declined(plan: Plan) -> list[NotProposed]:
+    """Why fired findings got no fix; ruled-out and not-applicable mechanisms are in the findings table."""
+    return [n for n in plan.not_proposed if n.status == FIRED]

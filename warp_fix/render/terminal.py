@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from warp_fix.compare import Comparison, fmt_ms
+from warp_fix.compare import Comparison
+from warp_fix.metrics import fmt_ms
 from warp_fix.report import Report, Stat
 
 MAX_BUILD_ROWS = 30

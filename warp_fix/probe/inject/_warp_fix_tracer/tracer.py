@@ -9,7 +9,7 @@ import threading
 import types
 import weakref
 
-from . import autodiff, builds, caches, kernels, launches, options
+from . import autodiff, bake, builds, caches, kernels, launches, options
 from .recorder import Recorder, SiteFinder
 from .timing import KernelClock
 
@@ -61,6 +61,7 @@ class Tracer:
             ("overload", lambda: autodiff.hook_overload(self, warp, ctx)),
             ("tape", lambda: autodiff.hook_tape(self, warp)),
             ("load_calls", lambda: builds.hook_load_calls(self, warp, ctx)),
+            ("bake", lambda: bake.register(self)),
         )
         for name, step in steps:
             try:

@@ -1,0 +1,154 @@
+"""Bake, then restore into a fresh cache and run: how close is that to a warm start?
+
+    python benchmarks/bake_restore.py [--runs 5] [--device cpu|cuda] [--arch 86]
+
+Per app: modules compiled after restore (target 0); (restore wall + run wall) / warm-run wall
+(target <= 1.05, medians over --runs, interleaved); archive bytes / needed entry bytes (target <= 1.1).
+Restore wall is `restore()`'s own, which includes reading the environment with Warp in a subprocess.
+With --arch, the archive also holds AOT binaries for that arch, and each one is checked against the
+path Warp's own name function gives (`Module._get_compile_output_name`, `get_module_identifier`).
+CPU apps: the bundled demo app and two corpus fixtures; --device cuda: two multi-module CUDA fixtures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from warp_fix.bake import bake, restore
+
+REPO = Path(__file__).resolve().parents[1]
+APPS = {
+    "cpu": [
+        ("demo_app", REPO / "warp_fix" / "demo_app", ["python", "-m", "terrain"]),
+        ("serial_modules", REPO / "fixtures" / "serial_modules", ["python", "-m", "sensors"]),
+        ("named_modules", REPO / "fixtures" / "named_modules", ["python", "-m", "clothsim"]),
+    ],
+    "cuda": [
+        ("gpu_serial", REPO / "fixtures" / "gpu_serial", ["python", "-m", "stages"]),
+        ("gpu_block_dims", REPO / "fixtures" / "gpu_block_dims", ["python", "-m", "raster"]),
+    ],
+}
+COMPILED = re.compile(rb"\(compiled\)")
+NAME_CHECK = """
+import contextlib, io, json, runpy, sys
+import warp as wp
+with contextlib.redirect_stdout(io.StringIO()):
+    runpy.run_module(sys.argv[1], run_name="__main__")  # the run's own modules, kernels and generic instances
+missing, checked = [], 0
+for entry in json.loads(sys.argv[2]):
+    module = wp.get_module(entry["name"])
+    for arch, use_ptx in entry["binaries"]:
+        name = module._get_compile_output_name(None, output_arch=arch, use_ptx=use_ptx, block_dim=entry["block_dim"])
+        path = f"{sys.argv[3]}/{module.get_module_identifier(entry['block_dim'])}/{name}"
+        checked += 1
+        if not __import__("os").path.exists(path):
+            missing.append(path)
+print(json.dumps({"checked": checked, "missing": missing}))
+"""
+
+
+@dataclass
+class Run:
+    wall_ms: float
+    compiled: int
+
+
+def without_cache_clear(app: Path, scratch: Path) -> Path:
+    """The demo app with its `wp.clear_kernel_cache()` line removed (the CS-2 fix `apply` makes)."""
+    copy = scratch / "demo_app"
+    shutil.copytree(app, copy)
+    main = copy / "terrain" / "__main__.py"
+    main.write_text("\n".join(line for line in main.read_text().splitlines() if "clear_kernel_cache" not in line))
+    return copy
+
+
+def run(command: list[str], cwd: Path, cache: Path, device: str) -> Run:
+    env = {**os.environ, "WARP_CACHE_PATH": str(cache), "FIXTURE_DEVICE": f"{device}:0" if device == "cuda" else device}
+    command = [sys.executable if command[0] == "python" else command[0], *command[1:]]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, check=True)
+    return Run((time.perf_counter() - start) * 1000.0, len(COMPILED.findall(done.stdout + done.stderr)))
+
+
+def warp_names_check(cwd: Path, command: list[str], manifest, root: Path, scratch: Path) -> str:
+    """Every AOT binary exists where Warp's own name function says a load would look for it."""
+    entries = [
+        {
+            "name": m.name,
+            "block_dim": m.block_dim,
+            "binaries": [(t.arch, t.output == "ptx") for t in m.targets if t.origin == "aot"],
+        }
+        for m in manifest.modules
+        if any(t.origin == "aot" for t in m.targets)
+    ]
+    if not entries:
+        return "no AOT binaries"
+    done = subprocess.run(
+        [sys.executable, "-c", NAME_CHECK, command[-1], json.dumps(entries), str(root)],
+        cwd=cwd,
+        env={**os.environ, "WARP_CACHE_PATH": str(scratch / "names-check")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return f"{result['checked']} AOT binaries, {len(result['missing'])} not where Warp looks"
+
+
+def bench(name: str, cwd: Path, command: list[str], runs: int, device: str, archs: list[int]) -> None:
+    with tempfile.TemporaryDirectory(prefix="bake-bench-") as scratch:
+        scratch_path = Path(scratch)
+        baked = bake(command, cwd, scratch_path, archs, None)
+        warm_cache = scratch_path / "warm"
+        run(command, cwd, warm_cache, device)  # fills the warm cache
+        warm, restored, compiled, restores, files_only = [], [], [], [], []
+        for index in range(runs):
+            warm.append(run(command, cwd, warm_cache, device).wall_ms)
+            cache = scratch_path / f"fresh-{index}"
+            result = restore(baked.archive, cache, merge=False)
+            if index == 0:  # before the app runs on it (an app that clears its cache would empty it)
+                names = warp_names_check(cwd, command, baked.manifest, result.root, scratch_path) if archs else "-"
+            after = run(command, cwd, cache, device)
+            restores.append(result.wall_ms)
+            restored.append(result.wall_ms + after.wall_ms)
+            files_only.append(result.wall_ms - result.environment_ms + after.wall_ms)
+            compiled.append(after.compiled)
+    warm_ms, total_ms, restore_ms, files_ms = (statistics.median(x) for x in (warm, restored, restores, files_only))
+    print(
+        f"{name:16} modules {len(baked.manifest.modules):2}  compiled after restore {max(compiled)}  "
+        f"(restore+run)/warm {total_ms / warm_ms:.2f} ({restore_ms:.0f} + {total_ms - restore_ms:.0f} ms "
+        f"vs {warm_ms:.0f} ms)  without the environment check {files_ms / warm_ms:.2f}  "
+        f"archive/entries {baked.archive_bytes / baked.entry_bytes:.2f} "
+        f"({baked.archive_bytes:,} / {baked.entry_bytes:,} B)  names: {names}",
+        flush=True,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--device", choices=sorted(APPS), default="cpu")
+    parser.add_argument("--arch", type=int, action="append", default=[], help="also bake this CUDA arch (AOT)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bake-bench-app-") as scratch:
+        apps = list(APPS[args.device])
+        if args.device == "cpu":
+            apps.insert(1, ("demo_app, fixed", without_cache_clear(apps[0][1], Path(scratch)), apps[0][2]))
+        for name, cwd, command in apps:
+            bench(name, cwd, command, args.runs, args.device, args.arch)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

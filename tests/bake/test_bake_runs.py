@@ -1,0 +1,156 @@
+"""Real Warp runs on the CPU: bake -> restore -> verify compiles nothing; bad input is refused, nothing written."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.bake.conftest import COMMAND, repack, tree
+from warp_fix.bake.archive import read_manifest
+from warp_fix.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def restore(archive, cache, *extra) -> int:
+    return main(["bake", "restore", str(archive), "--cache", str(cache), *extra])
+
+
+def test_bake_holds_exactly_the_built_entries(baked):
+    manifest = baked.manifest
+    assert sorted(m.name for m in manifest.modules) == ["tinyapp.a", "tinyapp.b"]
+    assert all(len(m.hash) == 64 for m in manifest.modules)
+    assert {f.kind for f in manifest.files} == {"meta", "cpu-object"}
+    assert read_manifest(baked.archive) == manifest
+    assert baked.archive.name == f"warp-bake-{manifest.key}.tar.gz"
+    assert baked.archive_bytes <= 1.1 * baked.entry_bytes
+
+
+def test_restore_then_verify_compiles_nothing(baked, tiny_app, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tiny_app)
+    assert restore(baked.archive, tmp_path / "cache") == 0
+    assert main(["bake", "verify", "--cache", str(tmp_path / "cache"), "--", *COMMAND]) == 0
+    assert "nothing compiled, 2 modules from the cache" in capsys.readouterr().out
+
+
+def test_verify_names_a_kernel_added_after_baking(baked, tiny_app, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tiny_app)
+    assert restore(baked.archive, tmp_path / "cache") == 0
+    monkeypatch.setenv("TINYAPP_EXTRA", "1")
+    assert main(["bake", "verify", "--cache", str(tmp_path / "cache"), "--", *COMMAND]) == 1
+    out = capsys.readouterr().out
+    assert "tinyapp.a" in out and "kernel added: extra" in out and "tinyapp.b" not in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda m: m["environment"].update(warp_version="1.18.0"), "Warp version: archive 1.18.0, here 1.19"),
+        (lambda m: m["environment"].update(cpu_key="1.19.0-Linux-x86_64-deadbeef"), "CPU key: archive 1.19.0-Linux"),
+        (lambda m: m["modules"][0]["files"][0].update(sha256="0" * 64), "checksum mismatch"),
+    ],
+    ids=["warp-version", "cpu-key", "manifest-checksum"],
+)
+def test_an_edited_manifest_is_refused_and_nothing_written(baked, tmp_path, capsys, edit, message):
+    archive = repack(baked.archive, tmp_path / "edited.tar.gz", edit_manifest=edit)
+    assert restore(archive, tmp_path / "cache") == 2
+    error = capsys.readouterr().err.strip()
+    assert message in error and len(error.splitlines()) == 1
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_tampered_file_is_refused(baked, tmp_path, capsys):
+    archive = repack(baked.archive, tmp_path / "tampered.tar.gz", edit_file=lambda data: data + b" ")
+    assert restore(archive, tmp_path / "cache") == 2
+    assert "checksum mismatch" in capsys.readouterr().err
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_truncated_archive_is_refused(baked, tmp_path, capsys):
+    archive = tmp_path / "truncated.tar.gz"
+    archive.write_bytes(baked.archive.read_bytes()[: baked.archive_bytes // 2])
+    assert restore(archive, tmp_path / "cache") == 2
+    error = capsys.readouterr().err.strip()
+    assert "truncated or corrupt" in error or "lacks" in error
+    assert len(error.splitlines()) == 1 and "Traceback" not in error
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_non_empty_cache_needs_merge(baked, tmp_path, capsys):
+    other = tmp_path / "cache" / "1.19.0" / "wp_other_1234567"
+    other.mkdir(parents=True)
+    (other / "wp_other_1234567.meta").write_text("{}")
+    before = tree(tmp_path / "cache")
+    assert restore(baked.archive, tmp_path / "cache") == 2
+    assert "pass --merge" in capsys.readouterr().err
+    assert tree(tmp_path / "cache") == before
+    assert restore(baked.archive, tmp_path / "cache", "--merge") == 0
+    after = tree(tmp_path / "cache")
+    assert after["1.19.0/wp_other_1234567/wp_other_1234567.meta"] == b"{}"
+    assert len(after) == len(before) + len(baked.manifest.files) + 1  # + the kept manifest
+    assert restore(baked.archive, tmp_path / "cache", "--merge") == 0  # identical files: kept, not rewritten
+
+
+def test_push_and_pull_through_fsspec(baked, tmp_path, capsys):
+    assert main(["bake", "push", str(baked.archive), "memory://bakes/ci"]) == 0
+    assert main(["bake", "pull", f"memory://bakes/ci/{baked.archive.name}", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / baked.archive.name).read_bytes() == baked.archive.read_bytes()
+    store = tmp_path / "store"
+    assert main(["bake", "push", str(baked.archive), store.as_uri()]) == 0
+    assert (store / baked.archive.name).is_file()
+
+
+def test_a_corrupt_pull_leaves_nothing(baked, tmp_path, capsys):
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "bad.tar.gz").write_bytes(baked.archive.read_bytes()[:100])
+    assert main(["bake", "pull", (tmp_path / "store" / "bad.tar.gz").as_uri(), "--out", str(tmp_path / "got")]) == 2
+    assert not (tmp_path / "got").exists() or not any((tmp_path / "got").iterdir())
+
+
+def test_key_from_the_run_matches_the_archive(baked, tiny_app, capsys, monkeypatch):
+    monkeypatch.chdir(tiny_app)
+    assert main(["bake", "key", "--", *COMMAND]) == 0
+    assert capsys.readouterr().out.strip() == baked.manifest.key
+
+
+def test_arch_bakes_cuda_binaries_named_as_warp_looks_them_up(tiny_app, tmp_path, capsys, monkeypatch):
+    """Without a GPU: Warp's bundled NVRTC compiles sm_86; Warp's own name function must find every file."""
+    monkeypatch.chdir(tiny_app)
+    assert main(["bake", "--arch", "86", "--out", str(tmp_path), "--", *COMMAND]) == 0
+    archive = next(tmp_path.glob("warp-bake-*.tar.gz"))
+    manifest = read_manifest(archive)
+    aot = [(m, t) for m in manifest.modules for t in m.targets if t.origin == "aot"]
+    assert {t.binary for _, t in aot} == {"sm86.cubin", "sm75.ptx"}
+    assert restore(archive, tmp_path / "cache") == 0
+    checks = "; ".join(
+        f"assert os.path.exists(os.path.join(root, wp.get_module({m.name!r}).get_module_identifier({m.block_dim}), "
+        f"wp.get_module({m.name!r})._get_compile_output_name(None, output_arch={t.arch}, "
+        f"use_ptx={t.output == 'ptx'}, block_dim={m.block_dim})))"
+        for m, t in aot
+    )
+    script = (
+        "import os, runpy, sys; import warp as wp; root = sys.argv[1]; "
+        "runpy.run_module('tinyapp', run_name='__main__'); " + checks
+    )
+    root = str(tmp_path / "cache" / manifest.environment.warp_version)
+    done = subprocess.run([sys.executable, "-c", script, root], cwd=tiny_app, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_bake_of_a_failing_command_is_one_line(tmp_path, capsys):
+    shutil.copy(__file__, tmp_path / "x.py")
+    assert main(["bake", "--cwd", str(tmp_path), "--", sys.executable, "-c", "raise SystemExit(3)"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("warp-fix: error:") and len(error.splitlines()) == 1
+
+
+def test_key_from_a_report_matches_the_archive(baked, tiny_app, tmp_path, capsys):
+    from warp_fix.probe import measure
+
+    measure(COMMAND, tiny_app, samples=1).save(tmp_path / "report.json")
+    assert main(["bake", "key", "--from-report", str(tmp_path / "report.json")]) == 0
+    assert capsys.readouterr().out.strip() == baked.manifest.key
+    assert main(["bake", "key", "--arch", "86", "--from-report", str(tmp_path / "report.json")]) == 2

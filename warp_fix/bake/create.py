@@ -1,0 +1,73 @@
+"""`warp-fix bake -- COMMAND`: run cold in a private cache, keep exactly what the run built, archive it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from warp_fix.bake.archive import archive_name, write_archive
+from warp_fix.bake.collect import entries_from_builds, lto_files
+from warp_fix.bake.errors import BakeError
+from warp_fix.bake.manifest import MANIFEST_FORMAT, Manifest
+from warp_fix.bake.run import TracedRun, cold_run
+from warp_fix.report import ModuleBuild
+
+
+@dataclass(frozen=True)
+class BakeResult:
+    archive: Path
+    manifest: Manifest
+    archive_bytes: int
+    entry_bytes: int  # the bytes of the files a run needs (what the archive packs)
+    run_wall_ms: float
+
+
+def bake(command: list[str], cwd: Path, out: Path | None, archs: list[int], timeout: float | None) -> BakeResult:
+    """Bake `command`'s cache; `out` is a file, a directory (content-addressed name inside it) or None (cwd)."""
+    with cold_run(command, cwd, timeout, archs) as (run, root):
+        manifest = manifest_of(run, root, command)
+        destination = _destination(out, manifest)
+        size = write_archive(destination, manifest, root)
+    return BakeResult(destination, manifest, size, sum(f.size for f in manifest.files), run.process.wall_ms)
+
+
+def manifest_of(run: TracedRun, root: Path, command: list[str]) -> Manifest:
+    if run.aot_errors:
+        raise BakeError(f"--arch: {run.aot_errors[0]}")
+    if run.environment is None:
+        raise BakeError("the run wrote no environment record (its Warp process did not exit normally)")
+    builds = [*run.trace.builds, *aot_builds(run.aot_artifacts)]
+    if not any(b.status != "error" for b in builds):
+        raise BakeError("the command built no Warp module: there is nothing to bake")
+    aot_paths = {f"{a['directory']}/{a['file']}" for a in run.aot_artifacts}
+    modules = entries_from_builds(root, builds, aot_paths)
+    return Manifest(MANIFEST_FORMAT, run.environment, tuple(modules), tuple(lto_files(root)), tuple(command))
+
+
+def aot_builds(artifacts: tuple[dict, ...]) -> list[ModuleBuild]:
+    """The identities `--arch` compiled, as builds, so that they are collected like the run's own."""
+    return [
+        ModuleBuild(
+            seq=0,
+            t_ms=0.0,
+            module=str(a["module"]),
+            hash=str(a["hash"]),
+            device="cuda",
+            block_dim=a["block_dim"],
+            status="aot",
+            module_ms=0.0,
+            native_ms=0.0,
+            options=dict(a["options"]),
+            kernels=list(a["kernels"]),
+            generics=[],
+            cache_dir=None,
+            site=None,
+        )
+        for a in artifacts
+    ]
+
+
+def _destination(out: Path | None, manifest: Manifest) -> Path:
+    if out is None:
+        return Path.cwd() / archive_name(manifest)
+    return out / archive_name(manifest) if out.is_dir() else out

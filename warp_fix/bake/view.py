@@ -1,0 +1,45 @@
+"""The lines each bake action prints: plain text, one fact per line, for terminals and CI logs alike."""
+
+from __future__ import annotations
+
+from warp_fix.bake.create import BakeResult
+from warp_fix.bake.manifest import Manifest
+from warp_fix.bake.restore import RestoreResult
+from warp_fix.bake.verify import VerifyResult
+
+
+def _kib(size: int) -> str:
+    return f"{size / 1024:,.1f} KiB"
+
+
+def _targets(manifest: Manifest) -> str:
+    binaries = sorted({t.binary + (" (aot)" if t.origin == "aot" else "") for m in manifest.modules for t in m.targets})
+    return ", ".join(binaries) or "none"
+
+
+def bake_lines(result: BakeResult) -> list[str]:
+    manifest = result.manifest
+    return [
+        f"baked {len(manifest.modules)} module identities ({_targets(manifest)}), {len(manifest.lto)} LTO files",
+        f"archive: {result.archive} ({_kib(result.archive_bytes)}; entries {_kib(result.entry_bytes)})",
+        f"key: {manifest.key}",
+        f"environment: Warp {manifest.environment.warp_version}, CPU key {manifest.environment.cpu_key or '-'}, "
+        f"CUDA {manifest.environment.cuda_toolkit or '-'}, Python {manifest.environment.python}",
+    ]
+
+
+def restore_lines(result: RestoreResult) -> list[str]:
+    kept = f", {result.kept} already there" if result.kept else ""
+    return [
+        f"restored {len(result.manifest.modules)} module identities into {result.root}: "
+        f"{result.written} files written{kept} ({result.wall_ms:,.0f} ms)",
+        f"key: {result.manifest.key}",
+    ]
+
+
+def verify_lines(result: VerifyResult) -> list[str]:
+    against = ", ".join(result.manifests) or "no manifest"
+    if not result.misses:
+        return [f"bake verify: ok: nothing compiled, {result.cache_hits} modules from the cache ({against})"]
+    lines = [f"bake verify: {len(result.misses)} module(s) compiled on {result.cache_dir} (against {against}):"]
+    return lines + [f"  {miss.line()}" for miss in result.misses]
