@@ -218,6 +218,10 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     command = _command_or_configured(args, defaults.command)
+    if args.no_compile:
+        return _check_nothing_compiles(command, Path(args.cwd), args.timeout or defaults.timeout, console)
+    if args.baseline is None:
+        raise UsageError("check needs --baseline FILE (structure against a committed report) or --no-compile")
     if not args.update and not Path(args.baseline).is_file():
         raise UsageError(
             f"baseline {args.baseline} does not exist: create it with "
@@ -236,6 +240,20 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
     for line in result_lines(result, args.baseline):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    return result.exit_code
+
+
+def _check_nothing_compiles(command: list[str], cwd: Path, timeout: float | None, console: Console) -> int:
+    """`check --no-compile`: `bake verify` on the cache the run really uses, against what restore left there."""
+    from warp_fix.bake import BakeError, verify
+    from warp_fix.bake.view import verify_lines
+
+    try:
+        result = verify(command, cwd, timeout, None, None)
+    except BakeError as exc:
+        raise UsageError(str(exc)) from None
+    for line in verify_lines(result):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     return result.exit_code
 

@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 2
+# A Warp option's value as Warp holds it (`enable_backward` True, `block_dim` 256, `mode` "release",
+# `optimization_level` None): options are Warp's own mapping from name to value, typed by what it holds.
+OptionValue = bool | int | float | str | None
+Options = dict[str, OptionValue]
 # A list of numbers that json.dumps(indent=1) spread over one line each (JSON strings hold no raw newline,
 # so only real lists match): written on one line, `seq` lists and timing values stay small and readable.
 _NUMBER_LIST = re.compile(r"\[\n[\s\d.,eE+-]*\]")
@@ -49,7 +53,7 @@ class KernelSource:
     function: str
     qualname: str  # carries `<locals>` for closures and whatever a factory set
     module_kind: str  # "file" (Python module's own name, incl. __main__) | "named" (a module= string) | "unique"
-    options: dict[str, Any]  # the kernel's own options (`@wp.kernel(enable_backward=False)`, ...)
+    options: Options  # the kernel's own options (`@wp.kernel(enable_backward=False)`, ...)
     enable_backward: bool  # effective: the module's resolved options overridden by the kernel's own
     adjoint: bool  # Warp generates adjoint code for it
     created: Site | None = None  # where the kernel object was made: decorator, wp.kernel(fn) call, factory
@@ -93,7 +97,7 @@ class ModuleBuild:
     status: str  # "compiled" | "cached" | "error"
     module_ms: float
     native_ms: float
-    options: dict[str, Any]
+    options: Options
     kernels: list[str]
     generics: list[str]  # "kernel_key[arg types]" of generic instances present
     cache_dir: str | None
@@ -142,8 +146,8 @@ class OptionChange:
     t_ms: float
     kind: str  # "set_module_options" | "options.update" | "config"
     target: str  # module name, or "warp.config"
-    values: dict[str, Any]
-    old_values: dict[str, Any]
+    values: Options
+    old_values: Options
     target_loaded: bool  # the target (or, for config, any module) had loaded already
     target_has_kernels: bool
     modules_existing: list[str]  # modules with kernels that existed at the time
@@ -176,7 +180,7 @@ class KernelDef:
     site: Site | None  # where it is defined (code object); `stack` holds where it was created and by whom
     qualname: str = ""
     module_kind: str = ""  # "file" | "named" | "unique"
-    options: dict[str, Any] = field(default_factory=dict)  # the kernel's own options
+    options: Options = field(default_factory=dict)  # the kernel's own options
     created: Site | None = None  # where it was created: decorator, wp.kernel(fn) call or factory, outer frames
 
 
@@ -192,6 +196,18 @@ class OverloadCall:
 class TapeUse:
     seq: int
     kind: str  # "tape" | "backward"
+    site: Site | None
+
+
+@dataclass
+class GradientUse:
+    """Runtime evidence that a module is differentiated: a tape recorded one of its kernels ("recorded") or ran
+    its adjoint ("adjoint"), wherever the launch came from (a helper file, an installed library)."""
+
+    seq: int
+    kind: str  # "recorded" | "adjoint"
+    module: str
+    kernel: str
     site: Site | None
 
 
@@ -230,6 +246,7 @@ class Trace:
     kernel_defs: list[KernelDef] = field(default_factory=list)
     overloads: list[OverloadCall] = field(default_factory=list)
     tapes: list[TapeUse] = field(default_factory=list)
+    gradient_uses: list[GradientUse] = field(default_factory=list)  # first per (kind, module); older reports: none
     load_calls: list[LoadCall] = field(default_factory=list)
     tracer_errors: list[str] = field(default_factory=list)
     complete: bool = True  # False when the process ended before the tracer's exit hook ran
@@ -558,6 +575,7 @@ def trace_from_json(data: dict) -> Trace:
         kernel_defs=[kernel_def_from_json(x) for x in data.get("kernel_defs", [])],
         overloads=[with_site(OverloadCall, x) for x in data.get("overloads", [])],
         tapes=[with_site(TapeUse, x) for x in data.get("tapes", [])],
+        gradient_uses=[with_site(GradientUse, x) for x in data.get("gradient_uses", [])],
         load_calls=[with_site(LoadCall, x) for x in data.get("load_calls", [])],
         tracer_errors=list(data.get("tracer_errors", [])),
         complete=data.get("complete", True),

@@ -45,6 +45,23 @@ def test_verify_names_a_kernel_added_after_baking(baked, tiny_app, tmp_path, cap
     assert "tinyapp.a" in out and "kernel added: extra" in out and "tinyapp.b" not in out
 
 
+def test_check_no_compile_is_verify_on_the_cache_the_run_uses(baked, tiny_app, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tiny_app)
+    monkeypatch.setenv("WARP_CACHE_PATH", str(tmp_path / "cache"))
+    assert main(["bake", "restore", str(baked.archive)]) == 0
+    assert main(["check", "--no-compile", "--", *COMMAND]) == 0
+    assert "nothing compiled, 2 modules from the cache" in capsys.readouterr().out
+    monkeypatch.setenv("TINYAPP_EXTRA", "1")
+    assert main(["check", "--no-compile", "--", *COMMAND]) == 1
+    assert "kernel added: extra" in capsys.readouterr().out
+
+
+def test_check_needs_a_baseline_or_no_compile(tiny_app, capsys, monkeypatch):
+    monkeypatch.chdir(tiny_app)
+    assert main(["check", "--", *COMMAND]) == 2
+    assert "--baseline FILE" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from warp_fix.report import (
     CacheOp,
+    GradientUse,
     KernelTime,
     Launch,
     LoadCall,
@@ -30,6 +31,7 @@ _EVENT_TYPES = {
     "kernel_def": ("kernel_defs", kernel_def_from_json),
     "overload": ("overloads", lambda e: with_site(OverloadCall, e)),
     "tape": ("tapes", lambda e: with_site(TapeUse, e)),
+    "gradient_use": ("gradient_uses", lambda e: with_site(GradientUse, e)),
     "load_call": ("load_calls", lambda e: with_site(LoadCall, e)),
     "lto_build": ("lto_builds", lambda e: with_site(LtoBuild, e)),
 }

@@ -50,3 +50,30 @@ def hook_tape(tracer, warp) -> None:
 
     Tape.__init__ = __init__
     Tape.backward = backward
+    original_record = getattr(Tape, "record_launch", None)
+    if original_record is None:
+        return
+
+    @functools.wraps(original_record)
+    def record_launch(tape, kernel, *args, **kwargs):
+        try:
+            note_gradient_use(tracer, "recorded", kernel)
+        except Exception as exc:
+            tracer.rec.error("Tape.record_launch", exc)
+        return original_record(tape, kernel, *args, **kwargs)
+
+    Tape.record_launch = record_launch
+
+
+def note_gradient_use(tracer, kind: str, kernel) -> None:
+    """The first time a module's kernel is recorded by a tape ("recorded") or launched as its adjoint ("adjoint"),
+    whatever launched it: runtime evidence that the module is differentiated. Not subject to the launch detail cap,
+    so a training loop's backward pass, thousands of launches in, is still seen."""
+    module = getattr(getattr(kernel, "module", None), "name", "")
+    key = (kind, module)
+    if not module or key in tracer.gradient_uses:
+        return
+    tracer.gradient_uses.add(key)
+    tracer.rec.emit(
+        "gradient_use", kind=kind, module=module, kernel=getattr(kernel, "key", ""), site=tracer.sites.site()
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 
+from .autodiff import note_gradient_use
 from .recorder import type_name
 
 LAUNCH_DETAIL_CAP = 2000
@@ -53,6 +54,8 @@ def _launch_device(tracer, args, kwargs):
 
 def _record_launch(tracer, kernel, dim, inputs, outputs, device, args, kwargs) -> None:
     adjoint = bool(kwargs.get("adjoint", args[6] if len(args) > 6 else False))
+    if adjoint:
+        note_gradient_use(tracer, "adjoint", kernel)
     block_dim = kwargs.get("block_dim", args[10] if len(args) > 10 else None)
     dims = [int(d) for d in dim] if isinstance(dim, (list, tuple)) else [int(dim)]
     dtypes = [_arg_type(value) for value in list(inputs) + list(outputs)]

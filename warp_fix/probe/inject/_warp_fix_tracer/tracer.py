@@ -24,6 +24,7 @@ class Tracer:
         self.launch_count = 0
         self.launch_digest = hashlib.sha256()
         self.launch_lock = threading.Lock()
+        self.gradient_uses: set[tuple[str, str]] = set()  # (kind, module) already recorded
         self.load_call_site = None  # site of a force_load/load_module running threaded loads
         self.ctx = None
         self.warp = None
