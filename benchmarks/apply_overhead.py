@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from codemods.specs import HoistOptionsArgs
 from warp_fix.apply import build_request, run_apply  # noqa: E402
 from warp_fix.model import SAFE, Fix, Plan  # noqa: E402
 
@@ -91,7 +92,7 @@ PLAN = Plan(
             "",
             SAFE,
             "hoist_options",
-            {"file": "app/late.py", "function": "configure"},
+            (HoistOptionsArgs(file="app/late.py", function="configure"),),
             ["app/late.py"],
             allow_options=["enable_backward"],
         ),
@@ -102,7 +103,7 @@ PLAN = Plan(
             "",
             SAFE,
             "hoist_options",
-            {"file": "app/early.py", "function": "configure"},
+            (HoistOptionsArgs(file="app/early.py", function="configure"),),
             ["app/early.py"],
             allow_options=["enable_backward"],
         ),

@@ -6,141 +6,29 @@ preconditions do not hold. Every command is runnable standalone::
     python -m libcst.tool codemod hoist_options.HoistOptions sim.py --function setup
 
 and from Python through `apply_codemod` / `transform_source` (see docs/codemods.md for each `args`).
+What each takes and is (its typed Args and traits) lives in `codemods.specs`, which imports no libcst; the
+API below loads libcst and every command on first use, so importing the specs alone stays light.
 """
 
 from __future__ import annotations
 
-import pathlib
-from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import libcst as cst
-from libcst.codemod import CodemodContext
-
-from ._base import Arg, CodemodRefused, Example, Note, Refusal, WarpCodemod
-from ._partial import reduce_source
-from .call_site_argument import CallSiteArgument
-from .config_at_entry import ConfigAtEntry
-from .cpu_max_workers import CpuMaxWorkers
-from .drop_unique import DropUnique
-from .hoist_options import HoistOptions
-from .keep_cache import KeepCache
-from .kernels_to_module_scope import KernelsToModuleScope
-from .merge_modules import MergeModules
-from .module_options import ModuleOptions
-from .preload import Preload
-from .register_overloads import RegisterOverloads
-from .split_by_block_dim import SplitByBlockDim
-from .split_by_options import SplitByOptions
-
-REGISTRY: dict[str, type[WarpCodemod]] = {
-    cls.NAME: cls
-    for cls in (
-        HoistOptions,
-        ConfigAtEntry,
-        KernelsToModuleScope,
-        DropUnique,
-        SplitByBlockDim,
-        SplitByOptions,
-        MergeModules,
-        RegisterOverloads,
-        KeepCache,
-        Preload,
-        CpuMaxWorkers,
-        ModuleOptions,
-        CallSiteArgument,
+if TYPE_CHECKING:
+    from .api import (
+        REGISTRY,
+        Arg,
+        CodemodRefused,
+        CodemodResult,
+        Example,
+        Note,
+        Refusal,
+        WarpCodemod,
+        apply_codemod,
+        run_codemod,
+        transform_source,
+        transform_source_with_notes,
     )
-}
-
-
-def _command(name: str) -> type[WarpCodemod]:
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise CodemodRefused(f"unknown codemod {name!r}; known: {sorted(REGISTRY)}") from None
-
-
-def _run(cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None) -> tuple[str, list[Note]]:
-    """Run on the reduced module of a large file when that round-trips exactly; else on the whole file."""
-    reduced = reduce_source(source, cls.focus(kwargs))
-    if reduced is not None:
-        try:
-            text, notes = _transform(cls, reduced.text, kwargs, filename, reduced.elided_text)
-            restored = reduced.restore(text)
-        except CodemodRefused:
-            restored = None  # refuse (or not) on the whole file, so the message names real code
-        if restored is not None:
-            return restored, notes
-    return _transform(cls, source, kwargs, filename)
-
-
-def _transform(
-    cls: type[WarpCodemod], source: str, kwargs: dict[str, Any], filename: str | None, elided_text: str = ""
-) -> tuple[str, list[Note]]:
-    try:
-        tree = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        raise CodemodRefused(f"{cls.NAME}: {filename or 'source'} does not parse: {exc.message}") from None
-    command = cls(CodemodContext(filename=filename), **kwargs)
-    command.elided_text = elided_text
-    return command.code_of(command.transform_module(tree)), command.notes
-
-
-def transform_source(name: str, source: str, args: dict[str, Any]) -> str:
-    """Pure: the source text after codemod `name` with `args` (file keys in `args` are ignored)."""
-    return transform_source_with_notes(name, source, args)[0]
-
-
-def transform_source_with_notes(name: str, source: str, args: dict[str, Any]) -> tuple[str, list[Note]]:
-    """`transform_source`, and the notes the codemod reports (leftovers for the commit body)."""
-    cls = _command(name)
-    return _run(cls, source, cls.source_args(args), None)
-
-
-@dataclass
-class CodemodResult:
-    """What `run_codemod` did: the files it changed, and what it reports for the commit body."""
-
-    changed: list[pathlib.Path] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)  # each with `file` set, relative to the root
-
-
-def run_codemod(name: str, root: pathlib.Path, args: dict[str, Any]) -> CodemodResult:
-    """Apply codemod `name` to files under repo `root`; args are JSON-able (file paths relative to root).
-
-    `args = {"each": [args1, args2, ...]}` makes the same edit at several places (one factory, one call site
-    each) as one change: the calls run in order, each on the text the previous one left, and nothing is
-    written unless all of them succeed. `changed` is empty if nothing was left to change (idempotent).
-    Raises CodemodRefused; when it does, no file has been written.
-    """
-    cls = _command(name)
-    root = pathlib.Path(root).resolve()
-    original: dict[pathlib.Path, str] = {}
-    edited: dict[pathlib.Path, str] = {}
-    notes: list[Note] = []
-    for place in args.get("each") or [args]:
-        for rel, kwargs in cls.split_by_file(place).items():
-            path = (root / rel).resolve()
-            if not path.is_relative_to(root):
-                raise CodemodRefused(f"{name}: {rel} is outside the repository {root}")
-            if not path.is_file():
-                raise CodemodRefused(f"{name}: no such file {rel}")
-            source = edited.get(path) or original.setdefault(path, path.read_text(encoding="utf-8"))
-            new, file_notes = _run(cls, source, kwargs, str(path))
-            notes += [replace(n, file=rel) for n in file_notes]
-            edited[path] = new
-    results = [(path, new) for path, new in edited.items() if new != original[path]]
-    for path, new in results:
-        compile(new, str(path), "exec")
-    for path, new in results:
-        path.write_text(new, encoding="utf-8")
-    return CodemodResult([path for path, _ in results], notes)
-
-
-def apply_codemod(name: str, root: pathlib.Path, args: dict[str, Any]) -> list[pathlib.Path]:
-    """`run_codemod(...).changed`: the files changed (empty if nothing to change)."""
-    return run_codemod(name, root, args).changed
-
 
 __all__ = [
     "REGISTRY",
@@ -156,3 +44,11 @@ __all__ = [
     "transform_source",
     "transform_source_with_notes",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,10 +14,7 @@ from libcst.codemod import CodemodCommand, CodemodContext
 
 from ._cst import SourceLines, module_code
 from ._partial import Focus
-
-
-class CodemodRefused(Exception):
-    """A codemod's preconditions do not hold; the message says which one, in one line."""
+from .specs import CodemodArgs, CodemodRefused
 
 
 @dataclass(frozen=True)
@@ -68,17 +65,18 @@ class Arg:
 class WarpCodemod(CodemodCommand):
     """Base of every warp-fix codemod: declared arguments, validation, and the file/args split.
 
-    Subclasses declare `NAME`, `DESCRIPTION`, `ARGS`, `EXAMPLES`, `REFUSALS` and implement
+    Subclasses declare `NAME`, `DESCRIPTION`, `ARGS`, `ARGS_TYPE`, `EXAMPLES`, `REFUSALS` and implement
     `transform_module_impl`. Arguments are keyword arguments of `__init__` (that is what
-    `python -m libcst.tool codemod` passes), validated against `ARGS`.
+    `python -m libcst.tool codemod` passes), validated against `ARGS`: the command's arguments for one
+    file, which `ARGS_TYPE.by_file` gives for each file a place edits.
     """
 
     NAME: ClassVar[str] = ""
     ARGS: ClassVar[tuple[Arg, ...]] = ()
+    #: one place of the edit, typed, with the codemod's traits (codemods/specs.py)
+    ARGS_TYPE: ClassVar[type[CodemodArgs]]
     EXAMPLES: ClassVar[tuple[Example, ...]] = ()
     REFUSALS: ClassVar[tuple[Refusal, ...]] = ()
-    #: keys of the Python-API args dict that name files (consumed by apply_codemod, not by the command)
-    FILE_KEYS: ClassVar[tuple[str, ...]] = ("file",)
 
     #: source of what the reduced module of a large file leaves out (codemods/_partial.py), for checks
     #: that count words over the whole file; empty when the codemod sees the whole file
@@ -118,19 +116,6 @@ class WarpCodemod(CodemodCommand):
                 arg_parser.add_argument(flag, type=json.loads, help=a.help + " (JSON)", default=None)
             else:
                 arg_parser.add_argument(flag, type=str, help=a.help, default=None)
-
-    @classmethod
-    def split_by_file(cls, args: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        """Python-API args -> {relative file path: command kwargs}. Default: one `file` key."""
-        if "file" not in args:
-            raise CodemodRefused(f"{cls.NAME}: missing required argument 'file'")
-        rest = {k: v for k, v in args.items() if k not in cls.FILE_KEYS}
-        return {str(args["file"]): rest}
-
-    @classmethod
-    def source_args(cls, args: dict[str, Any]) -> dict[str, Any]:
-        """Python-API args -> command kwargs for a single source text (file keys dropped)."""
-        return {k: v for k, v in args.items() if k not in cls.FILE_KEYS}
 
     @contextmanager
     def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:

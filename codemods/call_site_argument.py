@@ -9,6 +9,7 @@ import libcst as cst
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import code, keyword, literal_value, py_literal, replace_nodes
 from ._partial import Focus
+from .specs import CallSiteArgumentArgs
 
 
 class _Calls(cst.CSTVisitor):
@@ -38,6 +39,7 @@ class CallSiteArgument(WarpCodemod):
     """
 
     NAME = "call_site_argument"
+    ARGS_TYPE = CallSiteArgumentArgs
     DESCRIPTION = "Change a literal keyword argument at one call site (not the callee's default)."
     ARGS = (
         Arg("line", "int", "a line the call spans", required=True),

@@ -20,6 +20,7 @@ from ._cst import (
     py_literal,
     remove_statements,
 )
+from .specs import ConfigAtEntryArgs
 
 
 def _imports_warp_module(stmt: cst.BaseStatement) -> bool:
@@ -129,6 +130,7 @@ class ConfigAtEntry(WarpCodemod):
     """
 
     NAME = "config_at_entry"
+    ARGS_TYPE = ConfigAtEntryArgs
     DESCRIPTION = "Set wp.config.<name> right after `import warp` in the entry point, before library imports."
     ARGS = (
         Arg("name", "str", "wp.config attribute, e.g. enable_backward", required=True),

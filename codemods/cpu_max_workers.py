@@ -6,6 +6,7 @@ import libcst as cst
 
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import WarpImports, code, keyword, literal_value, replace_nodes, with_keyword
+from .specs import CpuMaxWorkersArgs
 
 #: positional index of (device, max_workers) in each call's signature (warp-lang 1.19)
 _POSITIONS = {"warp.force_load": (0, 3), "warp.load_module": (1, 4)}
@@ -37,6 +38,7 @@ class CpuMaxWorkers(WarpCodemod):
     """
 
     NAME = "cpu_max_workers"
+    ARGS_TYPE = CpuMaxWorkersArgs
     DESCRIPTION = "Set max_workers=1 on wp.force_load / wp.load_module calls that can target the CPU."
     ARGS = (Arg("lines", "json", "lines of the calls (default: all calls in the file)"),)
     EXAMPLES = (

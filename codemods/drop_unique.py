@@ -21,6 +21,7 @@ from ._cst import (
     with_keyword,
 )
 from ._partial import DefReading, Focus
+from .specs import DropUniqueArgs
 
 
 class _InnerKernels(cst.CSTVisitor):
@@ -53,6 +54,7 @@ class DropUnique(WarpCodemod):
     """
 
     NAME = "drop_unique"
+    ARGS_TYPE = DropUniqueArgs
     DESCRIPTION = 'Replace module="unique" on given kernels/factories by a named Warp module.'
     ARGS = (
         Arg("names", "strs", "kernel and/or factory function names", required=True),

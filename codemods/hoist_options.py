@@ -22,6 +22,7 @@ from ._cst import (
     with_blank_line_before,
     without_leading_blank_lines,
 )
+from .specs import HoistOptionsArgs
 
 
 def options_call_parts(call: cst.Call, warp: WarpImports) -> tuple[str, cst.BaseExpression | None] | None:
@@ -88,6 +89,7 @@ class HoistOptions(WarpCodemod):
     """
 
     NAME = "hoist_options"
+    ARGS_TYPE = HoistOptionsArgs
     DESCRIPTION = (
         "Move a constant Warp module-options call from a function to module scope (before any load)."
     )

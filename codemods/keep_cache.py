@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import libcst as cst
 
-from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
+from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     code,
@@ -15,6 +14,7 @@ from ._cst import (
     literal_value,
     remove_statements,
 )
+from .specs import KeepCacheArgs
 
 
 def _call_name(call: cst.Call) -> str:
@@ -161,8 +161,8 @@ class KeepCache(WarpCodemod):
     """
 
     NAME = "keep_cache"
+    ARGS_TYPE = KeepCacheArgs
     DESCRIPTION = "Remove given cache-destroying statements (clear_kernel_cache, temp cache dirs, ...)."
-    FILE_KEYS = ("file", "sites")
     ARGS = (
         Arg("lines", "json", "lines of the statements to remove, e.g. [12, 40]", required=True),
         Arg("protected_functions", "strs", "maintenance functions that must keep clearing", default=[]),
@@ -251,29 +251,6 @@ class KeepCache(WarpCodemod):
             reason="cache_dir() is not a per-run temporary directory",
         ),
     )
-
-    @classmethod
-    def split_by_file(cls, args: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        if "sites" not in args:
-            return super().split_by_file(args)
-        protected = args.get("protected_functions") or []
-        helpers = args.get("helpers") or []
-        by_file: dict[str, dict[str, Any]] = {}
-        for site in args["sites"]:
-            if not (isinstance(site, dict) and "file" in site and "line" in site):
-                raise CodemodRefused(f"keep_cache: a site must be {{'file': ..., 'line': ...}}, got {site!r}")
-            entry = by_file.setdefault(
-                str(site["file"]), {"lines": [], "protected_functions": protected, "helpers": helpers}
-            )
-            entry["lines"].append(int(site["line"]))
-        return by_file
-
-    @classmethod
-    def source_args(cls, args: dict[str, Any]) -> dict[str, Any]:
-        out = super().source_args(args)
-        if "sites" in args:
-            out["lines"] = [int(s["line"]) for s in args["sites"]]
-        return out
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         warp = WarpImports.of(tree)

@@ -21,6 +21,7 @@ from ._cst import (
     with_keyword,
 )
 from ._partial import Focus
+from .specs import KernelsToModuleScopeArgs
 
 _WORD = re.compile(r"\w+")
 #: docstring wording of a lazy kernel wrapper ("Built on first use.", "compiled lazily", ...)
@@ -76,6 +77,7 @@ class KernelsToModuleScope(WarpCodemod):
     """
 
     NAME = "kernels_to_module_scope"
+    ARGS_TYPE = KernelsToModuleScopeArgs
     DESCRIPTION = "Move kernels defined in a factory function to module scope; the factory returns them."
     ARGS = (
         Arg("factory", "str", "name of the factory def", required=True),

@@ -6,10 +6,11 @@ from typing import Any
 
 import libcst as cst
 
-from ._base import Arg, CodemodRefused, Example, Refusal, WarpCodemod
+from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import WarpImports, decorator_module, iter_statements, kernel_decorator
 from ._partial import DefReading, Focus
 from .module_options import module_scope_options
+from .specs import MergeModulesArgs
 from .split_by_block_dim import assign_modules
 
 
@@ -32,6 +33,7 @@ class MergeModules(WarpCodemod):
     """
 
     NAME = "merge_modules"
+    ARGS_TYPE = MergeModulesArgs
     DESCRIPTION = "Give a set of kernels (one file or several) one named Warp module."
     ARGS = (
         Arg("kernels", "strs", "kernel function names", required=True),
@@ -66,27 +68,6 @@ class MergeModules(WarpCodemod):
             reason="would build without them",
         ),
     )
-
-    @classmethod
-    def split_by_file(cls, args: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        kernels = args.get("kernels") or []
-        if all(isinstance(k, str) for k in kernels):
-            return super().split_by_file(args)
-        by_file: dict[str, dict[str, Any]] = {}
-        for item in kernels:
-            if not (isinstance(item, (list, tuple)) and len(item) == 2):
-                raise CodemodRefused(
-                    f"merge_modules: kernels must be names or [file, name] pairs, got {item!r}"
-                )
-            entry = by_file.setdefault(str(item[0]), {"kernels": [], "module": args.get("module")})
-            entry["kernels"].append(item[1])
-        return by_file
-
-    @classmethod
-    def source_args(cls, args: dict[str, Any]) -> dict[str, Any]:
-        out = super().source_args(args)
-        out["kernels"] = [k if isinstance(k, str) else k[1] for k in out.get("kernels") or []]
-        return out
 
     @classmethod
     def focus(cls, kwargs: dict[str, Any]) -> Focus:

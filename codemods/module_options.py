@@ -33,6 +33,7 @@ from ._cst import (
     with_keyword,
 )
 from ._partial import Focus
+from .specs import ModuleOptionsArgs
 
 _LOADS = ("launch", "launch_tiled", "load_module", "force_load")
 
@@ -72,6 +73,7 @@ class ModuleOptions(WarpCodemod):
     """
 
     NAME = "module_options"
+    ARGS_TYPE = ModuleOptionsArgs
     DESCRIPTION = "Set a Warp module's options (file, string-named or unique kernel) before it can load."
     ARGS = (
         Arg("options", "json", "literal module options", required=True),

@@ -19,6 +19,7 @@ from ._cst import (
     replace_nodes,
     squash,
 )
+from .specs import PreloadArgs
 
 
 class Preload(WarpCodemod):
@@ -47,6 +48,7 @@ class Preload(WarpCodemod):
     """
 
     NAME = "preload"
+    ARGS_TYPE = PreloadArgs
     DESCRIPTION = "Insert wp.force_load(device, modules, max_workers) before the first launch (CUDA)."
     ARGS = (
         Arg("modules", "strs", "Warp module names to preload", required=True),

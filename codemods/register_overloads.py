@@ -20,6 +20,7 @@ from ._cst import (
     squash,
 )
 from ._partial import Focus
+from .specs import RegisterOverloadsArgs
 
 
 class _Rename(cst.CSTTransformer):
@@ -221,6 +222,7 @@ class RegisterOverloads(WarpCodemod):
     """
 
     NAME = "register_overloads"
+    ARGS_TYPE = RegisterOverloadsArgs
     DESCRIPTION = "Register given overloads of a generic kernel right after its definition (module scope or factory)."
     ARGS = (
         Arg("kernel", "str", "module-level generic kernel name", required=True),

@@ -27,6 +27,7 @@ from ._cst import (
     with_blank_line_before,
 )
 from ._partial import DefReading, Focus
+from .specs import SplitByBlockDimArgs
 
 
 def assign_modules(command: WarpCodemod, tree: cst.Module, groups: dict[str, str]) -> cst.Module:
@@ -97,6 +98,7 @@ class SplitByBlockDim(WarpCodemod):
     """
 
     NAME = "split_by_block_dim"
+    ARGS_TYPE = SplitByBlockDimArgs
     DESCRIPTION = "Give each block_dim group of kernels its own named module, carrying the old options."
     ARGS = (
         Arg("groups", "json", "kernel name -> group module name", required=True),

@@ -9,6 +9,7 @@ import libcst as cst
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import WarpImports, decorator_module, find_functions, is_string, kernel_decorator
 from ._partial import DefReading, Focus
+from .specs import SplitByOptionsArgs
 from .split_by_block_dim import add_module_options, assign_modules
 
 
@@ -33,6 +34,7 @@ class SplitByOptions(WarpCodemod):
     """
 
     NAME = "split_by_options"
+    ARGS_TYPE = SplitByOptionsArgs
     DESCRIPTION = "Move kernels into a named module of their own, with its own options."
     ARGS = (
         Arg("kernels", "strs", "kernel function names", required=True),

@@ -103,8 +103,6 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:
-    import dataclasses
-
     from warp_fix.plan import make_plan
     from warp_fix.render.plan_view import plan_markdown, print_plan
     from warp_fix.report import load_report
@@ -127,7 +125,7 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     plan = make_plan(report, root)
     print_plan(plan, console)
     if args.json:
-        Path(args.json).write_text(json.dumps(dataclasses.asdict(plan), indent=1, default=str) + "\n")
+        Path(args.json).write_text(json.dumps(plan.to_json(), indent=1, default=str) + "\n")
     if args.markdown:
         Path(args.markdown).write_text(plan_markdown(plan))
     if args.html:

@@ -7,8 +7,10 @@ them without importing each other. The other stage types live in modules of the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Generic, TypeVar
+
+from codemods.specs import CodemodArgs, places_to_json
 
 # --- Findings: the diagnosis of one mechanism ----------------------------------------------------------------
 
@@ -57,11 +59,12 @@ ADVISORY = "advisory"
 class Fix:
     id: str  # "F1", "F2", ... in plan order
     slug: str  # mechanism slug (warp_fix.mechanisms.SLUGS)
-    title: str  # plain-language commit subject
+    title: str  # plain-language commit subject (a joined fix's names its other places)
     description: str
     safety: str  # SAFE | CONSENT | ADVISORY
     codemod: str | None  # name in codemods.REGISTRY; None for advisory-only fixes
-    args: dict[str, Any] = field(default_factory=dict)
+    # where the codemod edits: one place, or one per fix joined from several (one call each, in order)
+    places: tuple[CodemodArgs, ...] = ()
     files: list[str] = field(default_factory=list)  # repo-relative paths it edits
     lines: list[str] = field(default_factory=list)  # "path:line" it changes
     expected: str = ""  # e.g. "removes 3 of 4 builds; ~520 ms of measured cold module work"
@@ -72,9 +75,24 @@ class Fix:
     # consent, offers the fix with both numbers instead of declining it unmeasured.
     measure_kernels: bool = False
 
-    def places(self) -> list[dict[str, Any]]:
-        """The codemod's argument sets: one, or one per place of a fix joined from several (`args["each"]`)."""
-        return list(self.args.get("each") or [self.args])
+    def __post_init__(self) -> None:
+        wrong = [place.CODEMOD for place in self.places if self.codemod != place.CODEMOD]
+        if wrong:
+            raise ValueError(f"{self.id or self.slug}: places of {wrong} in a fix by {self.codemod}")
+
+    def args_json(self) -> dict[str, Any]:
+        """The places as plan --json shows them: one place's arguments, or `{"each": [...]}`."""
+        return places_to_json(self.places)
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields in order, the places as `args` (see `args_json`)."""
+        data: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "places":
+                data["args"] = self.args_json()
+            else:
+                data[f.name] = getattr(self, f.name)
+        return data
 
 
 @dataclass
@@ -98,3 +116,6 @@ class Plan:
     checked: list[str] = field(default_factory=list)  # mechanisms looked at (for the clean case)
     findings: list[Finding] = field(default_factory=list)  # the Findings the fixes answer
     warnings: list[str] = field(default_factory=list)  # e.g. files the scan could not parse
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "fixes": [fix.to_json() for fix in self.fixes]}

@@ -8,8 +8,10 @@ one commit): moving four factories' kernels into one module is one commit, not f
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from codemods.specs import CodemodArgs
 from warp_fix.mechanisms import FIX_ORDER, Inputs, diagnose_all
 from warp_fix.model import FIRED, Fix, NotProposed, Plan
 from warp_fix.report import Report
@@ -39,7 +41,7 @@ def make_plan(
         plan.not_proposed += declined
         kept = 0
         for item in group_fixes([item for item in proposals if isinstance(item, Fix)]):
-            key = (item.codemod, repr(sorted(item.args.items())))
+            key = (item.codemod, repr(item.places))
             if item.codemod and key in taken:
                 continue
             taken.add(key)
@@ -62,71 +64,75 @@ def _nothing_built(report: Report) -> list[str]:
     return [f"the run built no Warp module{said}: there was nothing to diagnose"]
 
 
-# The argument that takes a list, per codemod: fixes that differ only in it are one edit.
-LIST_ARGUMENTS = {"drop_unique": "names", "merge_modules": "kernels", "kernels_to_module_scope": "kernels"}
-# Codemods that edit one place per call: a mechanism's fixes for one target module become one fix, one call per place.
-ONE_PLACE_PER_CALL = {"kernels_to_module_scope", "call_site_argument"}
-
-
 def group_fixes(fixes: list[Fix]) -> list[Fix]:
-    """One Fix per (mechanism, codemod, target module): list arguments join the first fix's, places its `each`."""
+    """One Fix per (mechanism, codemod, target module): list arguments join the first fix's, places its places."""
     return join_places(join_lists(fixes))
 
 
 def join_lists(fixes: list[Fix]) -> list[Fix]:
-    """One Fix per (mechanism, codemod, target file and module): the list arguments of the others join the first."""
+    """One Fix per (mechanism, codemod, place but its list): the list of the others joins the first's.
+
+    The list is the one its codemod declares (`JOINS_LIST`): drop_unique's names, for example.
+    """
     grouped: list[Fix] = []
     first_of: dict[tuple, Fix] = {}
     for fix in fixes:
-        list_argument = LIST_ARGUMENTS.get(fix.codemod or "")
-        if list_argument is None or not isinstance(fix.args.get(list_argument), list):
+        place = _only_place(fix)
+        if place is None or place.JOINS_LIST is None:
             grouped.append(fix)
             continue
-        rest = repr(sorted((k, v) for k, v in fix.args.items() if k != list_argument))
+        rest = repr(replace(place, **{place.JOINS_LIST: []}))
         first = first_of.setdefault((fix.slug, fix.codemod, rest), fix)
         if first is fix:
             grouped.append(fix)
             continue
-        first.args[list_argument] += [v for v in fix.args[list_argument] if v not in first.args[list_argument]]
+        joined = first.places[0]
+        items = list(getattr(joined, place.JOINS_LIST))
+        items += [item for item in getattr(place, place.JOINS_LIST) if item not in items]
+        first.places = (replace(joined, **{place.JOINS_LIST: items}),)
         _absorb(first, fix)
         first.expected_builds_removed = max(first.expected_builds_removed, fix.expected_builds_removed)
     return grouped
 
 
 def join_places(fixes: list[Fix]) -> list[Fix]:
-    """Fixes of one mechanism that make a one-place edit for the same target module (its `module` argument, else
-    the file) become one: four factories moved into one module are one commit, not four.
+    """Fixes of one mechanism that make a one-place edit (`ONE_PLACE_PER_CALL`) for the same target module (the
+    module its place names, else the file) become one: four factories moved into one module are one commit.
 
-    Example: kernels_to_module_scope for make_a() and make_b() of sim.py -> one fix, `args = {"each": [{...
-    "factory": "make_a"}, {... "factory": "make_b"}]}`, titled "<make_a's title> (+1 more: make_b())".
+    Example: kernels_to_module_scope for make_a() and make_b() of sim.py -> one fix of two places, titled
+    "<make_a's title> (+1 more: make_b())".
     """
     joined: list[Fix] = []
     first_of: dict[tuple, Fix] = {}
     for fix in fixes:
-        if fix.codemod not in ONE_PLACE_PER_CALL or "each" in fix.args:
+        place = _only_place(fix)
+        if place is None or not place.ONE_PLACE_PER_CALL:
             joined.append(fix)
             continue
-        first = first_of.setdefault((fix.slug, fix.codemod, fix.args.get("module") or fix.args.get("file")), fix)
+        first = first_of.setdefault((fix.slug, fix.codemod, place.joins_on()), fix)
         if first is fix:
             joined.append(fix)
             continue
-        if "each" not in first.args:
-            first.args = {"each": [first.args]}
-        first.args["each"].append(fix.args)
+        first.places += fix.places
         _absorb(first, fix)
         first.expected_builds_removed = max(first.expected_builds_removed, fix.expected_builds_removed)
         first.expected_ms = max(first.expected_ms, fix.expected_ms)  # each names its finding's whole cost
-        others = [_place(args) for args in first.args["each"][1:]]
-        first.title = f"{first.title.split(' (+')[0]} (+{len(others)} more: {', '.join(others)})"
+    for fix in first_of.values():  # its title named only its first place until now
+        fix.title = joined_title(fix.title, fix.places)
     return joined
+
+
+def joined_title(title: str, places: tuple[CodemodArgs, ...]) -> str:
+    """The first place's title, and where the others are: "Move ... (+2 more: make_b(), make_c())"."""
+    others = [place.where() for place in places[1:]]
+    return f"{title} (+{len(others)} more: {', '.join(others)})" if others else title
+
+
+def _only_place(fix: Fix) -> CodemodArgs | None:
+    return fix.places[0] if len(fix.places) == 1 else None
 
 
 def _absorb(first: Fix, fix: Fix) -> None:
     first.files = sorted({*first.files, *fix.files})
     first.lines += [line for line in fix.lines if line not in first.lines]
     first.description = f"{first.description} {fix.description}"
-
-
-def _place(args: dict) -> str:
-    """A place as a reader finds it: the factory, or the call site."""
-    return f"{args['factory']}()" if args.get("factory") else f"{args.get('file')}:{args.get('line')}"

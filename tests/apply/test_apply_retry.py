@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from codemods.specs import HoistOptionsArgs, KernelsToModuleScopeArgs
 from tests.apply.conftest import PYTHON, init_repo
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import DROPPED, KEPT
@@ -64,7 +65,7 @@ MOVE = Fix(
     "",
     SAFE,
     "kernels_to_module_scope",
-    {"file": "stage/ops.py", "factory": "make_shift", "kernels": ["shift"]},
+    (KernelsToModuleScopeArgs(file="stage/ops.py", factory="make_shift", kernels=["shift"]),),
     ["stage/ops.py"],
 )
 HOIST = Fix(
@@ -74,7 +75,7 @@ HOIST = Fix(
     "",
     SAFE,
     "hoist_options",
-    {"file": "stage/ops.py", "function": "forward_only"},
+    (HoistOptionsArgs(file="stage/ops.py", function="forward_only"),),
     ["stage/ops.py"],
     allow_options=["enable_backward"],
 )

@@ -11,6 +11,7 @@ import shlex
 
 import pytest
 
+from codemods.specs import HoistOptionsArgs
 from tests.apply.conftest import PIPELINE, PYTHON, checkout_snapshot, git, init_repo
 from warp_fix.apply import branch_log, build_request, run_apply
 from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT
@@ -30,7 +31,7 @@ def hoist(fix_id: str, file: str, function: str, title: str, **extra) -> Fix:
         "in place before it; at module scope they are.",
         safety=extra.pop("safety", SAFE),
         codemod="hoist_options",
-        args={"file": file, "function": function},
+        places=(HoistOptionsArgs(file=file, function=function),),
         files=[file],
         allow_options=["enable_backward"],
         **extra,

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from codemods.specs import ARGS_TYPES
 from warp_fix.apply import budget
 from warp_fix.apply.arms import ProbeClock, measure_interleaved
 from warp_fix.apply.ledger import DROPPED, KEPT, Entry, Ledger, Numbers
@@ -358,7 +359,11 @@ def test_log_totals_include_mathdx_lto_builds_and_kernel_time():
 
 
 def fix(codemod: str, file: str = "sim.py", **args) -> Fix:
-    return Fix("", codemod, codemod, "", SAFE, codemod, {"file": file, **args}, [file])
+    """A fix of `codemod` in `file`; the arguments a test does not give are left empty."""
+    args_type = ARGS_TYPES[codemod]
+    empty = {f.name: [] for f in dataclasses.fields(args_type) if f.default is f.default_factory is dataclasses.MISSING}
+    place = args_type(**{**empty, **({"file": file} if "file" in empty else {}), **args})
+    return Fix("", codemod, codemod, "", SAFE, codemod, (place,), [file])
 
 
 def test_search_order_splits_first_whatever_the_plan_order():

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from codemods.specs import HoistOptionsArgs
 from tests.apply.conftest import PYTHON, REPO, checkout_snapshot, git, init_repo, run_cli
 from warp_fix import cli
 from warp_fix.apply import build_request, run_apply
@@ -124,7 +125,7 @@ def test_dry_run_prints_the_plan_and_makes_no_branch(nondeterministic_repo):
                 "",
                 SAFE,
                 "hoist_options",
-                {"file": "app.py"},
+                (HoistOptionsArgs(file="app.py", function="main"),),
                 ["app.py"],
             ),
             Fix("F2", "unused-backward", "No backward", "", CONSENT, "hoist_options", expected="~1 s"),

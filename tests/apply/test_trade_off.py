@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from codemods.specs import HoistOptionsArgs
 from tests.apply.conftest import PIPELINE, PYTHON, git, init_repo
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import OFFERED
@@ -21,7 +22,7 @@ TRADE_OFF = Fix(
     description="Stands in for a build-time/kernel-time trade-off.",
     safety=CONSENT,
     codemod="hoist_options",
-    args={"file": "pipeline/forward.py", "function": "forward_only"},
+    places=(HoistOptionsArgs(file="pipeline/forward.py", function="forward_only"),),
     files=["pipeline/forward.py"],
     allow_options=["enable_backward"],
     measure_kernels=True,

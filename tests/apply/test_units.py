@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from codemods.specs import HoistOptionsArgs
 from tests.apply.conftest import git, init_repo
 from warp_fix.apply import budget
 from warp_fix.apply.commit import commit_files, commit_message, identity_env, trailers
@@ -99,7 +100,7 @@ FIX = Fix(
     "Kernels defined inside functions rebuild the module at every call; at module scope they are built once.",
     SAFE,
     "hoist_options",
-    {"file": "a.py", "function": "f"},
+    (HoistOptionsArgs(file="a.py", function="f"),),
     ["a.py"],
 )
 
@@ -209,7 +210,8 @@ def test_flags_override_configuration(tmp_path):
 
 def test_gate_applies_safety_classes_allow_only_and_protected():
     gate = Gate(allow=frozenset({"unused-backward"}), protected=("vendor/", "sim.py::setup"))
-    safe = Fix("F1", "late-module-options", "t", "", SAFE, "hoist_options", {"function": "go"}, ["sim.py"])
+    go = HoistOptionsArgs(file="sim.py", function="go")
+    safe = Fix("F1", "late-module-options", "t", "", SAFE, "hoist_options", (go,), ["sim.py"])
     assert gate.decline_reason(safe) is None
     assert gate.decline_reason(Fix("F2", "x", "t", "", CONSENT, "c", files=["a.py"])).startswith("needs consent")
     assert gate.decline_reason(Fix("F3", "unused-backward", "t", "", CONSENT, "c", files=["a.py"])) is None
@@ -217,7 +219,8 @@ def test_gate_applies_safety_classes_allow_only_and_protected():
     assert gate.decline_reason(Fix("F5", "x", "t", "", SAFE, "c", files=["vendor/lib/k.py"])) == (
         "touches protected vendor/"
     )
-    on_setup = Fix("F6", "x", "t", "", SAFE, "c", {"function": "setup"}, ["sim.py"])
+    on_setup = Fix("F6", "x", "t", "", SAFE, "hoist_options", (HoistOptionsArgs(file="sim.py", function="setup"),),
+                   ["sim.py"])
     assert gate.decline_reason(on_setup) == "touches protected sim.py::setup"
     assert Gate(only=frozenset({"F9"})).decline_reason(safe) == "not selected by --only"
 

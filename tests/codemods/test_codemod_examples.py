@@ -6,6 +6,7 @@ import pytest
 from libcst.codemod import CodemodTest
 
 from codemods import REGISTRY, CodemodRefused, transform_source, transform_source_with_notes
+from codemods.specs import places_from_json
 
 EXAMPLES = [
     pytest.param(name, example, id=f"{name}:{example.title or i}")
@@ -35,7 +36,9 @@ def test_every_codemod_is_documented() -> None:
 def test_example(name, example) -> None:
     case = _Case()
     case.TRANSFORM = REGISTRY[name]
-    case.assertCodemod(example.before, example.after, **REGISTRY[name].source_args(example.args))
+    (place,) = places_from_json(name, example.args)
+    (kwargs,) = place.by_file().values()  # the command's own arguments, as `python -m libcst.tool codemod` passes
+    case.assertCodemod(example.before, example.after, **kwargs)
 
 
 @pytest.mark.parametrize(("name", "example"), EXAMPLES)

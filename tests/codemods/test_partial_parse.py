@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import codemods
 import codemods._partial as partial
+import codemods.api
 from codemods import REGISTRY, CodemodRefused, transform_source
 from tests.codemods.test_codemod_examples import EXAMPLES
 
@@ -35,13 +35,13 @@ def both_ways(monkeypatch, name: str, source: str, args: dict) -> tuple[str, str
 def reduced_runs(monkeypatch, name: str, source: str, args: dict) -> list[int]:
     """Sizes of the sources the codemod parsed: one smaller than `source` when the reduced module sufficed."""
     sizes: list[int] = []
-    run = codemods._transform
+    run = codemods.api._transform
 
     def spy(cls, text, *rest):  # noqa: ANN001, ANN202
         sizes.append(len(text))
         return run(cls, text, *rest)
 
-    monkeypatch.setattr(codemods, "_transform", spy)
+    monkeypatch.setattr(codemods.api, "_transform", spy)
     transform_source(name, source, args)
     return sizes
 

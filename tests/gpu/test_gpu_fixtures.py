@@ -52,7 +52,7 @@ def test_block_dims_are_recorded_and_split_planned(gpu):
     assert finding.status == "fired"
     assert "row_sums" in finding.facts.runtime_block_dim
     (fix,) = [f for f in plan.fixes if f.slug == "block-dim-spread"]
-    groups = fix.args["groups"]
+    groups = fix.args_json()["groups"]
     assert len({groups["clear_grid"], groups["splat_points"], groups["shade"], groups["row_sums"]}) == 4
 
 
@@ -65,7 +65,7 @@ def test_tile_modules_link_lto_and_backward_is_turned_off_per_module(gpu):
     report, plan = gpu("gpu_tile_backward", "mlp")
     assert report.summary.lto_artifacts > 0
     assert [op.kind for op in report.trace.cache_ops] == ["clear_lto_cache"]
-    files = sorted(f.args["file"] for f in plan.fixes if f.slug == "unused-backward")
+    files = sorted(f.args_json()["file"] for f in plan.fixes if f.slug == "unused-backward")
     assert files == ["mlp/decoder.py", "mlp/encoder.py"]
     linked = [b for b in report.trace.builds if b.lto_builds]
     assert linked and all("dot" in b.lto_kinds for b in linked)
@@ -85,7 +85,7 @@ def test_mathdx_module_is_timed_in_steady_state_and_planned_as_a_measured_consen
     finding = fired(plan, "mathdx-lto")
     assert finding.status == "fired", finding.reason
     (fix,) = [f for f in plan.fixes if f.slug == "mathdx-lto"]
-    assert fix.args == {"file": "spectra/gemm.py", "options": {"enable_mathdx_gemm": False}, "replace": True}
+    assert fix.args_json() == {"file": "spectra/gemm.py", "options": {"enable_mathdx_gemm": False}, "replace": True}
     assert fix.safety == "consent" and fix.measure_kernels
 
 
@@ -95,7 +95,7 @@ def test_serial_modules_offer_a_preload_with_the_ceiling(gpu):
     assert finding.status == "fired" and finding.facts.ceiling > 2
     (fix,) = [f for f in plan.fixes if f.slug == "serial-builds"]
     assert fix.safety == "consent"
-    assert set(fix.args["block_dims"].values()) == {128}
+    assert set(fix.args_json()["block_dims"].values()) == {128}
 
 
 def test_one_dominant_module_rules_serial_builds_out(gpu):

@@ -52,7 +52,8 @@ def test_cache_discarded_fires_with_the_cold_run_cost_and_removes_the_clear(meas
     assert finding.facts.lto_relinks >= 1 and finding.facts.cold_ms > 0
     assert "cold run" in finding.reason and report.summary.warm_builds == 0
     (fix,) = [f for f in plan.fixes if f.slug == "cache-discarded"]
-    assert (fix.codemod, fix.args["file"], fix.args["lines"]) == ("keep_cache", CLEAR_LINE[0], [CLEAR_LINE[1]])
+    args = fix.args_json()
+    assert (fix.codemod, args["file"], args["lines"]) == ("keep_cache", CLEAR_LINE[0], [CLEAR_LINE[1]])
     assert "fewer MathDx LTO link" in fix.expected
 
 
@@ -65,7 +66,7 @@ def test_removing_the_clear_is_decided_by_structure(measured_and_planned, tmp_pa
     (fix,) = [f for f in plan.fixes if f.slug == "cache-discarded"]
     app = tmp_path / "gpu_lto_clear"
     shutil.copytree(FIXTURES / "gpu_lto_clear", app, ignore=shutil.ignore_patterns("__pycache__"))
-    run_codemod(fix.codemod, app, fix.args)
+    run_codemod(fix.codemod, app, fix.places)
     after = measure([PYTHON, "-m", "tiles"], app, samples=1)
     assert after.summary.lto_builds == report.summary.lto_builds - finding_relinks(plan)
     comparison = compare(report, after)

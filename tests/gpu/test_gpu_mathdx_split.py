@@ -45,7 +45,7 @@ def applied(tmp_path_factory):
 
     def planner(report, root, command):
         plan = make_plan(report, root, command)
-        plan.fixes.sort(key=lambda fix: "gemm32" not in fix.args.get("kernels", []))
+        plan.fixes.sort(key=lambda fix: "gemm32" not in fix.args_json().get("kernels", []))
         plans.append(plan)
         return plan
 
@@ -71,11 +71,11 @@ def test_each_lto_build_is_attributed_to_its_kernel(applied):
 def test_the_plan_splits_by_kernel_instead_of_turning_mathdx_off_for_the_module(applied):
     plan, _ = applied
     splits = [f for f in plan.fixes if f.codemod == "split_by_options"]
-    assert sorted(f.args["kernels"][0] for f in splits) == ["gemm16", "gemm32"]
+    assert sorted(f.args_json()["kernels"][0] for f in splits) == ["gemm16", "gemm32"]
     for fix in splits:
         assert fix.safety == "consent" and fix.measure_kernels
-        assert fix.args["module"] == "gemms.kernels_without_mathdx"
-        assert fix.args["options"] == {"enable_mathdx_gemm": False, "enable_backward": False}
+        assert fix.args_json()["module"] == "gemms.kernels_without_mathdx"
+        assert fix.args_json()["options"] == {"enable_mathdx_gemm": False, "enable_backward": False}
     assert not [f for f in plan.fixes if f.slug == "mathdx-lto" and f.codemod == "module_options"]
 
 

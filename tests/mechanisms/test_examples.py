@@ -24,6 +24,8 @@ def test_example(mechanism, example) -> None:
     fixes = [p for p in proposals if isinstance(p, Fix)]
     if example.fixes is not None:
         assert [(f.codemod, f.safety) for f in fixes] == list(example.fixes)
+    if example.places is not None:
+        assert [f.places for f in fixes] == list(example.places)
     if example.declined is not None:
         reasons = [p.reason for p in proposals if isinstance(p, NotProposed)]
         assert any(example.declined in reason for reason in reasons), reasons

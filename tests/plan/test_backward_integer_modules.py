@@ -69,7 +69,7 @@ def test_integer_modules_get_a_safe_per_module_fix_the_float_module_only_the_pro
     assert finding.facts.gradient_free == {m: UNRESOLVED for m in INTEGER_MODULES}
     assert finding.facts.differentiated_elsewhere == {"particles.density": UNRESOLVED}
     per_module = [f for f in fixes if f.codemod == "module_options"]
-    assert [(f.args, f.safety) for f in per_module] == [
+    assert [(f.args_json(), f.safety) for f in per_module] == [
         ({"file": f"particles/{m.split('.')[1]}.py", "options": {"enable_backward": False}}, SAFE)
         for m in INTEGER_MODULES
     ]
@@ -78,7 +78,7 @@ def test_integer_modules_get_a_safe_per_module_fix_the_float_module_only_the_pro
         assert "Warp logs a warning at backward and the gradients are unchanged" in fix.description
     (process_wide,) = [f for f in fixes if f.codemod == "config_at_entry"]
     assert process_wide.safety == CONSENT
-    assert process_wide.args == {"file": "quickstart.py", "name": "enable_backward", "value": False,
+    assert process_wide.args_json() == {"file": "quickstart.py", "name": "enable_backward", "value": False,
                                  "before_import": "particles.density"}
     assert "particles.density is differentiated by" in process_wide.description
     assert "particles.hashing" not in process_wide.description
@@ -92,7 +92,7 @@ def test_a_tape_the_scan_follows_to_the_integer_kernel_keeps_the_process_wide_ru
         "particles.density": UNRESOLVED,
         "particles.hashing": "scripts/check_hash.py:12",
     }
-    assert [f.args["file"] for f in fixes if f.codemod == "module_options"] == ["particles/cells.py"]
+    assert [f.args_json()["file"] for f in fixes if f.codemod == "module_options"] == ["particles/cells.py"]
     (process_wide,) = [f for f in fixes if f.codemod == "config_at_entry"]
     assert process_wide.safety == CONSENT
     assert "particles.hashing is differentiated by scripts/check_hash.py:12" in process_wide.description

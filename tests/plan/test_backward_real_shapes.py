@@ -51,9 +51,9 @@ def test_module_differentiated_by_another_script_gets_no_per_module_fix(measured
     assert found.facts.provenance["beams.model"].kind == "default"
     per_module, process_wide = fixes(plan)
     assert (per_module.codemod, per_module.safety) == ("module_options", SAFE)
-    assert per_module.args == {"file": "beams/report.py", "options": {"enable_backward": False}}
+    assert per_module.args_json() == {"file": "beams/report.py", "options": {"enable_backward": False}}
     assert (process_wide.codemod, process_wide.safety) == ("config_at_entry", CONSENT)
-    assert process_wide.args == {
+    assert process_wide.args_json() == {
         "file": "beams/__main__.py",
         "name": "enable_backward",
         "value": False,
@@ -75,7 +75,7 @@ def test_factory_parameter_is_changed_at_the_call_that_passes_it(measured):
     )
     (fix,) = fixes(plan)
     assert (fix.codemod, fix.safety) == ("call_site_argument", SAFE)
-    assert fix.args == {
+    assert fix.args_json() == {
         "file": "smoothing/filters.py",
         "line": 5,
         "callee": "make_filter",
@@ -101,7 +101,7 @@ def test_unique_kernels_made_by_a_renaming_factory_get_module_options_in_their_w
     ]
     (fix,) = fixes(plan)  # one edit of the factory serves both sizes
     assert (fix.codemod, fix.safety) == ("module_options", SAFE)
-    assert fix.args == {"file": "filterbank/boxes.py", "options": {"enable_backward": False}, "kernel": "box"}
+    assert fix.args_json() == {"file": "filterbank/boxes.py", "options": {"enable_backward": False}, "kernel": "box"}
 
 
 def test_script_run_as_main_is_attributed_to_the_script(tmp_path):
@@ -117,7 +117,7 @@ def test_script_run_as_main_is_attributed_to_the_script(tmp_path):
     assert found.facts.provenance["__main__"].kind == "default"
     (fix,) = fixes(plan)
     assert (fix.codemod, fix.safety) == ("module_options", SAFE)
-    assert fix.args == {"file": "app.py", "options": {"enable_backward": False}}
+    assert fix.args_json() == {"file": "app.py", "options": {"enable_backward": False}}
     assert [n for n in plan.not_proposed if n.slug == "unused-backward"] == []
 
 
@@ -135,9 +135,9 @@ def test_script_that_already_turns_backward_off_is_not_tripped_by_warp_render(tm
 def test_string_named_modules_are_set_by_name(module, file, named_without_config):
     plan = named_without_config
     assert finding(plan).facts.provenance[module].kind == "default"
-    (fix,) = [f for f in fixes(plan) if f.args.get("module") == module]
+    (fix,) = [f for f in fixes(plan) if f.args_json().get("module") == module]
     assert (fix.codemod, fix.safety) == ("module_options", SAFE)
-    assert fix.args == {"file": file, "options": {"enable_backward": False}, "module": module}
+    assert fix.args_json() == {"file": file, "options": {"enable_backward": False}, "module": module}
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 
+from codemods.specs import DropUniqueArgs, KernelsToModuleScopeArgs
 from tests.apply.conftest import PYTHON, fixture_repo, git
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import KEPT
@@ -32,7 +33,7 @@ def test_project_decorator_kernel_joins_its_files_module_at_the_decorator_call(p
     plan = plan_of("factory_qualname")
     (fix,) = fixes(plan, "unique-on-stable")
     assert (fix.codemod, fix.safety) == ("call_site_argument", SAFE)
-    assert fix.args == {
+    assert fix.args_json() == {
         "file": "filterbank/ops.py", "line": 14, "callee": "kernel", "keyword": "module", "value": "filterbank.ops",
     }
 
@@ -55,10 +56,10 @@ def test_renamed_kernel_made_by_a_call_is_proposed_and_two_factories_are_one_fix
     plan = plan_of("plugin_dispatch")
     by_codemod = {f.codemod: f for f in fixes(plan, "unique-on-stable")}
     assert set(by_codemod) == {"drop_unique", "call_site_argument"}
-    assert by_codemod["drop_unique"].args == {
+    assert by_codemod["drop_unique"].args_json() == {
         "file": "shading/stages.py", "names": ["make_normalize", "make_gamma"], "module": "shading.stages.stable",
     }
-    assert by_codemod["call_site_argument"].args == {
+    assert by_codemod["call_site_argument"].args_json() == {
         "file": "shading/stages.py", "line": 34, "callee": "kernel", "keyword": "module",
         "value": "shading.stages.stable",
     }
@@ -67,7 +68,7 @@ def test_renamed_kernel_made_by_a_call_is_proposed_and_two_factories_are_one_fix
 def test_kernels_chosen_per_run_are_left_alone_with_the_reason(plan_of):
     plan = plan_of("plugin_dispatch")
     layout = ("unique-on-stable", "kernel-after-load", "granular-modules")
-    moved = " ".join(str(f.args) for f in plan.fixes if f.slug in layout)
+    moved = " ".join(str(f.args_json()) for f in plan.fixes if f.slug in layout)
     assert "shaders.py" not in moved and "effects.py" not in moved
     (by_kind,) = [r for r in declined(plan, "unique-on-stable") if r.startswith("toon ")]
     assert "optional" in by_kind and "in a branch on kind" in by_kind and "every run would compile it" in by_kind
@@ -86,7 +87,7 @@ def test_optional_kernel_that_captures_nothing_moves_into_the_module_every_run_b
     assert late.first_build_files == ["harvest/buffers.py"]
     (fix,) = fixes(plan, "kernel-after-load")
     assert (fix.codemod, fix.safety) == ("kernels_to_module_scope", SAFE)
-    assert fix.args == {"file": "harvest/buffers.py", "factory": "record", "kernels": ["advance_heads"]}
+    assert fix.args_json() == {"file": "harvest/buffers.py", "factory": "record", "kernels": ["advance_heads"]}
     assert "advance_heads is optional" in fix.description and "one small kernel" in fix.description
     assert declined(plan, "kernel-after-load") == []
 
@@ -95,7 +96,7 @@ def test_three_same_lifecycle_modules_merge_and_other_lifecycles_or_options_stay
     plan = plan_of("lifecycle_modules")
     (fix,) = fixes(plan, "granular-modules")
     assert fix.codemod == "merge_modules"
-    assert fix.args == {
+    assert fix.args_json() == {
         "kernels": [["grading/lift.py", "lift"], ["grading/curve.py", "s_curve"], ["grading/grain.py", "grain"]],
         "module": "grading.kernels",
     }
@@ -112,30 +113,32 @@ def test_every_fired_finding_has_a_fix_or_a_reason(plan_of):
 def test_fixes_of_one_mechanism_and_target_module_are_one_fix():
     def drop(names: list[str], module: str, file: str = "app/stages.py") -> Fix:
         return Fix("", "unique-on-stable", f"Share {names}", "d", SAFE, "drop_unique",
-                   args={"file": file, "names": names, "module": module}, files=[file], expected_builds_removed=1)
+                   places=(DropUniqueArgs(file=file, names=names, module=module),), files=[file],
+                   expected_builds_removed=1)
 
     grouped = group_fixes(
         [drop(["make_a"], "app.stable"), drop(["make_b", "make_a"], "app.stable"), drop(["make_c"], "app.other"),
          drop(["make_d"], "app.stable", file="app/other.py")]
     )
-    assert [f.args["names"] for f in grouped] == [["make_a", "make_b"], ["make_c"], ["make_d"]]
+    assert [f.args_json()["names"] for f in grouped] == [["make_a", "make_b"], ["make_c"], ["make_d"]]
 
 
 def test_one_place_edits_for_one_module_are_one_fix_with_each_place():
     def move(factory: str, file: str = "app/stages.py", module: str = "app.stable") -> Fix:
         return Fix("", "unique-on-stable", f"Define the stable kernels of {factory}() at module scope in one module",
                    "d", SAFE, "kernels_to_module_scope",
-                   args={"file": file, "factory": factory, "kernels": [factory[5:]], "module": module}, files=[file],
+                   places=(KernelsToModuleScopeArgs(file=file, factory=factory, kernels=[factory[5:]], module=module),),
+                   files=[file],
                    expected_builds_removed=3)
 
     grouped = group_fixes([move("make_a"), move("make_b"), move("make_c", "app/more.py"), move("make_d", module="x")])
     assert len(grouped) == 2
     joined = grouped[0]
-    assert [place["factory"] for place in joined.places()] == ["make_a", "make_b", "make_c"]
+    assert [place.factory for place in joined.places] == ["make_a", "make_b", "make_c"]
     assert joined.files == ["app/more.py", "app/stages.py"] and joined.expected_builds_removed == 3
     assert joined.title == "Define the stable kernels of make_a() at module scope in one module (+2 more: make_b(), " \
         "make_c())"
-    assert grouped[1].places() == [grouped[1].args]  # another target module stays a fix of its own
+    assert len(grouped[1].places) == 1  # another target module stays a fix of its own
 
 
 def test_merging_two_or_three_modules_is_kept_as_one_commit(tmp_path):

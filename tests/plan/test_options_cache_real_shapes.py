@@ -33,7 +33,7 @@ def test_helper_made_per_run_cache_dir_is_discarded_by_the_runs_own_evidence(pla
     (fix,) = fixes(plan, "cache-discarded")
     assert fix.codemod == "keep_cache"
     # the helper's docstring says it "keeps $HOME clean": that makes it no maintenance path
-    assert fix.args == {
+    assert fix.args_json() == {
         "file": "heatgrid/env.py",
         "lines": [13],
         "protected_functions": [],
@@ -124,7 +124,7 @@ def test_config_moved_to_the_entry_point_is_not_flagged_again(tmp_path):
     before = make_plan(measure(command, app, samples=1), app)
     assert finding(before, "config-after-import").status == "fired"
     (fix,) = fixes(before, "config-after-import")
-    run_codemod(fix.codemod, app, fix.args)
+    run_codemod(fix.codemod, app, fix.places)
     after = make_plan(measure(command, app, samples=1), app)
     assert finding(after, "config-after-import").status == "ruled-out"
 

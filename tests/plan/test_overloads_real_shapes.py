@@ -35,7 +35,7 @@ def test_the_instance_added_after_the_first_load_is_found_in_the_factory(plan):
 def test_the_overload_is_registered_inside_the_factory(plan):
     (fix,) = [f for f in plan.fixes if f.slug == "late-overloads"]
     assert (fix.codemod, fix.safety) == ("register_overloads", SAFE)
-    assert fix.args == {
+    assert fix.args_json() == {
         "file": "linfit/optim.py",
         "kernel": "momentum_step",
         "factory": "_create_kernels",

@@ -28,7 +28,7 @@ def test_late_options_are_hoisted_out_of_the_setup_function(plan_of):
     assert status(plan, "late-module-options") == "fired"
     (fix,) = fixes(plan, "late-module-options")
     assert (fix.codemod, fix.safety) == ("hoist_options", SAFE)
-    assert fix.args == {"file": "cloth/solver.py", "function": "configure_solver", "line": 91}
+    assert fix.args_json() == {"file": "cloth/solver.py", "function": "configure_solver", "line": 91}
     assert "removes 1 build" in fix.expected
 
 
@@ -49,41 +49,41 @@ def test_incidental_clear_is_removed_and_the_maintenance_path_kept(plan_of):
     plan = plan_of("cache_discarded")
     (fix,) = fixes(plan, "cache-discarded")
     assert fix.codemod == "keep_cache"
-    assert fix.args["protected_functions"] == ["rebuild_cache"]
+    assert fix.args_json()["protected_functions"] == ["rebuild_cache"]
     assert fix.lines == ["heatflow/__main__.py:20"]
 
 
 def test_per_run_temporary_cache_dir_is_found(plan_of):
     plan = plan_of("cache_tempdir")
     assert status(plan, "cache-discarded") == "fired"
-    assert fixes(plan, "cache-discarded")[0].args["file"] == "sdfield/runtime.py"
+    assert fixes(plan, "cache-discarded")[0].args_json()["file"] == "sdfield/runtime.py"
 
 
 def test_late_kernel_from_a_factory_moves_to_module_scope(plan_of):
     plan = plan_of("kernel_after_load")
     (fix,) = fixes(plan, "kernel-after-load")
     assert fix.codemod == "kernels_to_module_scope"
-    assert fix.args == {"file": "particles/sim.py", "factory": "drag_kernel", "kernels": ["apply_drag"]}
+    assert fix.args_json() == {"file": "particles/sim.py", "factory": "drag_kernel", "kernels": ["apply_drag"]}
 
 
 def test_config_after_import_needs_consent(plan_of):
     plan = plan_of("config_after_import")
     (fix,) = fixes(plan, "config-after-import")
     assert (fix.codemod, fix.safety, fix.allow_options) == ("config_at_entry", CONSENT, ["enable_backward"])
-    assert fix.args["file"] == "boids/__main__.py"
+    assert fix.args_json()["file"] == "boids/__main__.py"
 
 
 def test_granular_modules_are_merged(plan_of):
     plan = plan_of("granular_modules")
     (fix,) = fixes(plan, "granular-modules")
     assert fix.codemod == "merge_modules"
-    assert len(fix.args["kernels"]) == 7
+    assert len(fix.args_json()["kernels"]) == 7
 
 
 def test_late_generic_instances_are_registered_up_front_in_one_fix_per_file(plan_of):
     plan = plan_of("late_overloads")
     (fix,) = fixes(plan, "late-overloads")  # axpy and residual, both of blas.py: one commit
-    registered = {place["kernel"]: place["overloads"] for place in fix.places()}
+    registered = {place.kernel: place.overloads for place in fix.places}
     assert sorted(registered) == ["axpy", "residual"]
     assert ["wp.float64", "wp.array(dtype=wp.float64)", "wp.array(dtype=wp.float64)"] in registered["axpy"]
     assert fix.title == "Register the axpy and residual overloads used at run time up front"
@@ -93,7 +93,7 @@ def test_late_generic_instances_are_registered_up_front_in_one_fix_per_file(plan
 def test_stable_factory_kernels_share_a_module_and_plugins_stay_unique(plan_of):
     plan = plan_of("unique_on_stable")
     (fix,) = fixes(plan, "unique-on-stable")
-    assert fix.args["names"] == ["make_stage"]
+    assert fix.args_json()["names"] == ["make_stage"]
     assert any("threshold" in n.reason and "runtime data" in n.reason for n in plan.not_proposed)
 
 
@@ -109,7 +109,7 @@ def test_backward_off_per_module_and_kept_where_a_tape_differentiates(plan_of):
     plan = plan_of("unused_backward")
     (fix,) = fixes(plan, "unused-backward")
     assert (fix.codemod, fix.safety) == ("module_options", SAFE)
-    assert fix.args == {"file": "springs/chain.py", "options": {"enable_backward": False}}
+    assert fix.args_json() == {"file": "springs/chain.py", "options": {"enable_backward": False}}
     finding = next(f for f in plan.findings if f.slug == "unused-backward")
     assert "springs.calibrate" in finding.facts.differentiated
 
@@ -148,7 +148,7 @@ def test_mathdx_modules_get_a_consent_fix_measured_both_ways(measured):
     assert status(plan, "mathdx-lto") == "fired"
     (fix,) = fixes(plan, "mathdx-lto")
     assert (fix.codemod, fix.safety, fix.measure_kernels) == ("module_options", CONSENT, True)
-    assert fix.args == {"file": "springs/chain.py", "options": {"enable_mathdx_gemm": False}, "replace": True}
+    assert fix.args_json() == {"file": "springs/chain.py", "options": {"enable_mathdx_gemm": False}, "replace": True}
     assert fix.allow_options == ["enable_mathdx_gemm"]
 
 

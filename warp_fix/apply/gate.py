@@ -25,7 +25,7 @@ class Gate:
             return f"needs consent: rerun with --allow {fix.slug}"
         if fix.safety not in (SAFE, CONSENT):
             return f"unknown safety class {fix.safety!r}"
-        hit = self.protected_hit(fix.files, _functions(fix))
+        hit = self.protected_hit(fix.files, [name for place in fix.places for name in place.function_names])
         return f"touches protected {hit}" if hit else None
 
     def offers_only(self, fix: Fix) -> bool:
@@ -41,18 +41,6 @@ class Gate:
                 if _path_matches(path, pattern) and (not function or function in names):
                     return entry
         return None
-
-
-def _functions(fix: Fix) -> list[str]:
-    found = []
-    for args in fix.places():
-        for key in ("function", "functions", "kernel", "kernels"):
-            value = args.get(key)
-            if isinstance(value, str):
-                found.append(value)
-            elif isinstance(value, list):
-                found.extend(str(v) for v in value)
-    return found
 
 
 def _path_matches(path: str, pattern: str) -> bool:

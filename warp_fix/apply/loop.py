@@ -487,7 +487,7 @@ def run_fix_codemod(fix: Fix, root: Path) -> CodemodResult:
     """The one call into codemods: the fix's edit in the checkout at `root`, with the notes it reports."""
     from codemods import run_codemod
 
-    return run_codemod(fix.codemod or "", root, dict(fix.args))
+    return run_codemod(fix.codemod or "", root, fix.places)
 
 
 def _baseline_numbers(report: Report) -> Baseline | None:

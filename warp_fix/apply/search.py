@@ -4,9 +4,11 @@ Fixes interact through the modules they touch. Registering overloads on a module
 block size grows the generated source of every variant and is dropped; tried after the split, it removes
 rebuilds of each part. So apply does not follow the planner's order: fixes that split a module go first,
 then those that remove rebuilds without adding to a module, then those that add to a module (overloads,
-merges), then those that only shrink each build, then those that only overlap builds in time. Within a
-class the planner's order is kept. After a kept fix the rest is planned again from the new state, and a
-dropped fix whose module the kept fix changed is tried once more if the new plan still proposes it.
+merges), then those that only shrink each build, then a factory's arguments changed at one call site, then
+those that only overlap builds in time; advisory fixes, which edit nothing, last. Each codemod declares its
+class (`EFFECT` in codemods/specs.py; its rank is this order). Within a class the planner's order is kept.
+After a kept fix the rest is planned again from the new state, and a dropped fix whose module the kept fix
+changed is tried once more if the new plan still proposes it.
 
 Example: the planner lists [register_overloads(sim.py), split_by_block_dim(sim.py)]; apply tries the
 split first, then the overloads on the split modules.
@@ -18,41 +20,26 @@ import json
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from codemods.specs import ARGS_TYPES
 from warp_fix.model import Fix
 from warp_fix.report import Report
 
-# (rank, what the fix does to modules) by codemod name; unknown codemods go after the known ones that
-# change builds and before those that only overlap them.
-CLASSES: dict[str, tuple[int, str]] = {
-    "split_by_block_dim": (0, "splits a module"),
-    "split_by_options": (0, "splits a module"),
-    "hoist_options": (1, "removes rebuilds"),
-    "kernels_to_module_scope": (1, "removes rebuilds"),
-    "keep_cache": (1, "removes rebuilds"),
-    "register_overloads": (2, "removes rebuilds, adds to a module"),
-    "merge_modules": (3, "merges modules"),
-    "drop_unique": (3, "merges modules"),
-    "module_options": (4, "shrinks each build"),
-    "config_at_entry": (4, "shrinks each build"),
-    "preload": (6, "overlaps builds in time"),
-    "cpu_max_workers": (6, "overlaps builds in time"),
-}
-UNKNOWN = (5, "unclassified")
 MAX_ATTEMPTS = 2  # the first try, and one retry after a kept fix changed the fix's module
 
 
-def fix_class(fix: Fix) -> tuple[int, str]:
-    return CLASSES.get(fix.codemod or "", UNKNOWN)
+def search_rank(fix: Fix) -> float:
+    """Its codemod's declared rank; a fix without a codemod (advisory) is never tried: last."""
+    return ARGS_TYPES[fix.codemod].EFFECT.rank if fix.codemod else float("inf")
 
 
 def search_order(fixes: list[Fix]) -> list[Fix]:
     """Splits, then rebuild removers, then additions to a module, then per-build shrinks, then elapsed."""
-    return sorted(fixes, key=lambda fix: fix_class(fix)[0])
+    return sorted(fixes, key=search_rank)
 
 
 def fix_key(fix: Fix) -> str:
     """The same fix, whatever id the planner gave it this time."""
-    return json.dumps([fix.slug, fix.codemod, fix.args], sort_keys=True, default=str)
+    return json.dumps([fix.slug, fix.codemod, fix.args_json()], sort_keys=True, default=str)
 
 
 def module_identities(report: Report | None) -> dict[str, set[tuple[str, str]]]:
@@ -82,7 +69,7 @@ def touches(fix: Fix, modules: set[str], files: list[str]) -> bool:
     """The fix edits one of `files`, or targets one of `modules` (by argument or by the file's module)."""
     if set(fix.files) & set(files):
         return True
-    named = {str(args["module"]) for args in fix.places() if args.get("module")}
+    named = {place.named_module for place in fix.places if place.named_module}
     named |= {python_module(f) for f in fix.files}
     return any(m == n or n.endswith("." + m) for m in modules for n in named)
 

@@ -47,8 +47,9 @@ MECHANISMS: tuple[Mechanism, ...] = (
 SLUGS: tuple[str, ...] = tuple(m.SLUG for m in MECHANISMS)
 _BY_SLUG = {m.SLUG: m for m in MECHANISMS}
 
-# The order plan proposes fixes in: stop cache destruction first, then the ordering and option fixes, then the
-# module layout; apply measures each fix on top of the ones before it.
+# The order plan numbers fixes in (F1, F2, ...; of two mechanisms proposing the same edit, the first keeps it):
+# stop cache destruction first, then the ordering and option fixes, then the module layout. apply tries them in
+# the rank their codemods declare (`EFFECT` in codemods/specs.py), not in this order.
 FIX_ORDER: tuple[Mechanism, ...] = tuple(
     _BY_SLUG[slug]
     for slug in (

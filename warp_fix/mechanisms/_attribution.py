@@ -8,7 +8,9 @@ script's module is `__main__`. A fix must edit the place that decides, so both a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from codemods.specs import ModuleOptionsArgs
 from warp_fix.mechanisms._base import Inputs
 from warp_fix.report import KernelSource, ModuleBuild, Site
 
@@ -60,9 +62,10 @@ class OptionsTarget:
     module: str | None = None
     kernel: str | None = None
 
-    def args(self) -> dict[str, str]:
-        """The codemod's target arguments: `file`, and `module` or `kernel` when set."""
-        return {key: value for key, value in vars(self).items() if value is not None}
+    def place(self, options: dict[str, Any], replace: bool | None = None) -> ModuleOptionsArgs:
+        """The codemod's place: this target (`file`, and `module` or `kernel` when set) and the `options` to set."""
+        return ModuleOptionsArgs(file=self.file, module=self.module, kernel=self.kernel, options=options,
+                                 replace=replace)
 
 
 @dataclass(frozen=True)

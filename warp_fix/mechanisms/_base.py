@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import ClassVar, Generic
 
+from codemods.specs import CodemodArgs
 from warp_fix.model import FactsT, Finding, Proposal
 from warp_fix.report import ModuleBuild, Rebuild, Report
 from warp_fix.scan.index import SourceIndex
@@ -56,8 +57,9 @@ class Inputs:
 class Example:
     """A situation (a small Report + SourceIndex) and what the mechanism must make of it.
 
-    `fixes` lists the (codemod, safety) of every Fix proposed, in order; `declined` is a phrase one of the
-    NotProposed reasons must contain. Either is checked only when given.
+    `fixes` lists the (codemod, safety) of every Fix proposed, in order; `places`, what each of those fixes
+    edits (its typed codemod arguments); `declined` is a phrase one of the NotProposed reasons must contain.
+    Each is checked only when given.
     """
 
     title: str
@@ -65,6 +67,7 @@ class Example:
     status: str
     fixes: tuple[tuple[str | None, str], ...] | None = None
     declined: str | None = None
+    places: tuple[tuple[CodemodArgs, ...], ...] | None = None
 
 
 class Mechanism(Generic[FactsT]):

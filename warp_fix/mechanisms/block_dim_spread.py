@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from codemods.specs import SplitByBlockDimArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
@@ -125,7 +126,7 @@ class BlockDimSpread(Mechanism[BlockDims]):
                 f"module's own options ({options or 'none'}) go to each new module.",
                 safety=SAFE,
                 codemod="split_by_block_dim",
-                args={"file": file, "groups": named, "options": options},
+                places=(SplitByBlockDimArgs(file=file, groups=named, options=options),),
                 files=[file],
                 expected=expected_effect(finding),
                 expected_builds_removed=finding.extra_builds,
@@ -151,6 +152,7 @@ class BlockDimSpread(Mechanism[BlockDims]):
             ),
             FIRED,
             fixes=(("split_by_block_dim", SAFE),),
+            places=((SplitByBlockDimArgs(file="sim.py", groups={"integrate": "sim_bd256", "reduce": "sim_bd64"}),),),
         ),
         Example(
             "a generic kernel launched at 128 and 256 beside one at 256: the split would add a module, so none",

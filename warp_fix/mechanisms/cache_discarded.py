@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from codemods.specs import FileLine, KeepCacheArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, ms, ruled_out, runtime, static
@@ -146,14 +147,11 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
             return
         protected = sorted({m.function for m in facts.maintenance if m.function})
         files = sorted({file for file, _ in sites})
-        args: dict = (
-            {"file": files[0], "lines": [line for _, line in sites]}
-            if len(files) == 1
-            else {"sites": [{"file": file, "line": line} for file, line in sites]}
+        args = KeepCacheArgs(
+            sites=tuple(FileLine(file, line) for file, line in sites),
+            protected_functions=protected,
+            helpers=facts.helpers or None,
         )
-        args["protected_functions"] = protected
-        if facts.helpers:
-            args["helpers"] = facts.helpers
         yield Fix(
             id="",
             slug=finding.slug,
@@ -163,7 +161,7 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
             f"({', '.join(protected) or 'none found'}) keep clearing.",
             safety=SAFE,
             codemod="keep_cache",
-            args=args,
+            places=(args,),
             files=files,
             lines=[f"{file}:{line}" for file, line in sites],
             expected=_expected(facts),
@@ -243,6 +241,7 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
             ),
             FIRED,
             fixes=(("keep_cache", SAFE),),
+            places=((KeepCacheArgs(sites=(FileLine("app/__main__.py", 9), FileLine("app/env.py", 6))),),),
         ),
         Example(
             "a fixed kernel_cache_dir under /tmp that the next run reuses does not discard anything",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from codemods.specs import CpuMaxWorkersArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._attribution import Location
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
@@ -67,7 +68,7 @@ class ConcurrentCpuLoad(Mechanism[ConcurrentLoads]):
                 "module'; max_workers=1 keeps them sequential.",
                 safety=SAFE,
                 codemod="cpu_max_workers",
-                args={"file": file, "lines": sorted(lines)},
+                places=(CpuMaxWorkersArgs(file=file, lines=sorted(lines)),),
                 files=[file],
                 lines=[f"{file}:{line}" for line in lines],
                 expected="correctness: no concurrent first CPU load",
@@ -79,6 +80,7 @@ class ConcurrentCpuLoad(Mechanism[ConcurrentLoads]):
             case.run(builds=[case.build("sim")], load_calls=[case.load_call(["cpu"], 4, site=case.site("app.py", 8))]),
             FIRED,
             fixes=(("cpu_max_workers", SAFE),),
+            places=((CpuMaxWorkersArgs(file="app.py", lines=[8]),),),
         ),
         Example(
             "parallel loads on a CUDA device only",

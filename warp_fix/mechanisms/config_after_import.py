@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from codemods.specs import ConfigAtEntryArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
@@ -95,11 +96,13 @@ class ConfigAfterImport(Mechanism[LateConfig]):
                 )
                 continue
             target = first_project_import(index, entry, item.modules)
-            args = {"file": entry, "name": item.key, "value": item.value}
-            if target:
-                args["before_import"] = target
-            if item.file == entry:
-                args["line"] = item.line
+            args = ConfigAtEntryArgs(
+                file=entry,
+                name=item.key,
+                value=item.value,
+                before_import=target or None,
+                line=item.line if item.file == entry else None,
+            )
             yield Fix(
                 id="",
                 slug=finding.slug,
@@ -111,7 +114,7 @@ class ConfigAfterImport(Mechanism[LateConfig]):
                 "those modules' options, hence consent.",
                 safety=CONSENT,
                 codemod="config_at_entry",
-                args=args,
+                places=(args,),
                 files=[entry],
                 lines=[f"{item.file}:{item.line}"],
                 expected="makes the setting effective (compile-time effect "

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from codemods.specs import MergeModulesArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
@@ -125,7 +126,7 @@ class GranularModules(Mechanism[SmallModules]):
             f"{len(kernels)} kernels at once (kernel names kept).",
             safety=SAFE,
             codemod="merge_modules",
-            args={"kernels": kernels, "module": module},
+            places=(MergeModulesArgs(kernels=kernels, module=module),),
             files=sorted({file for file, _ in kernels}),
             expected=expected_effect(finding),
             expected_builds_removed=finding.extra_builds,

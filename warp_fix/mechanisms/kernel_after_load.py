@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from codemods.specs import KernelsToModuleScopeArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import builds_of, expected_effect, fired, ms, ruled_out, runtime, static
@@ -127,7 +128,7 @@ class KernelAfterLoad(Mechanism[LateKernels]):
                 + "".join(_why_optional_moves(item) for item in optional.get((file, factory), [])),
                 safety=SAFE,
                 codemod="kernels_to_module_scope",
-                args={"file": file, "factory": factory, "kernels": kernels},
+                places=(KernelsToModuleScopeArgs(file=file, factory=factory, kernels=kernels),),
                 files=[file],
                 lines=[
                     f"{file}:{index.kernel_named(k, file).line}" for k in kernels if index.kernel_named(k, file)
@@ -149,6 +150,7 @@ class KernelAfterLoad(Mechanism[LateKernels]):
             ),
             FIRED,
             fixes=(("kernels_to_module_scope", SAFE),),
+            places=((KernelsToModuleScopeArgs(file="sim.py", factory="make", kernels=["damp"]),),),
         ),
         Example(
             "a late kernel at module scope of a file imported late: import order is the author's call",

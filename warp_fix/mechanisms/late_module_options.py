@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from codemods.specs import HoistOptionsArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
@@ -172,7 +173,7 @@ class LateModuleOptions(Mechanism[LateOptions]):
                 f"{call.module} is built once with its final options instead of twice"
                 + (f" (its first build took {origins})." if origins else ".") + consent,
                 safety=CONSENT if numerics else SAFE, codemod="hoist_options",
-                args={"file": call.file, "function": call.function, "line": call.line},
+                places=(HoistOptionsArgs(file=call.file, function=call.function, line=call.line),),
                 files=[call.file], lines=[where], expected=expected_effect(finding),
                 expected_builds_removed=finding.extra_builds, expected_ms=finding.cost_ms,
                 allow_options=numerics or (["enable_backward"] if "enable_backward" in call.keys else []),
@@ -194,6 +195,7 @@ class LateModuleOptions(Mechanism[LateOptions]):
             ),
             FIRED,
             fixes=(("hoist_options", SAFE),),
+            places=((HoistOptionsArgs(file="sim.py", function="setup", line=20),),),
         ),
         Example(
             "fast_math turned on after launches that ran without it: moving it changes their numerics",

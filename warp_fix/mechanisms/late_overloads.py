@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from codemods.specs import RegisterOverloadsArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import builds_of, expected_effect, fired, ms, ruled_out, runtime, static
@@ -346,11 +347,10 @@ def _generic(key: str, module: str, rebuilds: list[Rebuild], inputs: Inputs) -> 
 def _registration(finding: Finding, generics: list[GenericKernel]) -> Fix:
     """The register_overloads fix for the generics of one file (one codemod call per kernel)."""
     file = generics[0].file
-    places = [
-        {"file": file, "kernel": g.name, "overloads": g.overloads}
-        | ({"factory": g.factory} if g.factory else {})
+    places = tuple(
+        RegisterOverloadsArgs(file=file, kernel=g.name, overloads=g.overloads, factory=g.factory or None)
         for g in generics
-    ]
+    )
     names = [g.name for g in generics]
     factories = {g.factory for g in generics}
     factory = factories.pop() if len(factories) == 1 else None
@@ -364,7 +364,7 @@ def _registration(finding: Finding, generics: list[GenericKernel]) -> Fix:
         description=_why_register(generics),
         safety=SAFE,
         codemod="register_overloads",
-        args=places[0] if len(places) == 1 else {"each": places},
+        places=places,
         files=[file],
         lines=[f"{file}:{g.line}" for g in generics],
         expected=expected_effect(finding, removes, removes_ms),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from codemods.specs import SplitByOptionsArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._attribution import (
     LIBRARY,
@@ -121,7 +122,7 @@ class MathdxLto(Mechanism[LtoModules]):
                 "kernels (Warp's own tile code instead of cuBLASDx/cuSolverDx/cuFFTDx). apply measures the build "
                 f"and the steady-state kernel time both ways; keeping it needs consent ({origins}).",
                 safety=CONSENT, codemod="module_options",
-                args={**target.args(), "options": dict.fromkeys(options, False), "replace": True},
+                places=(target.place(dict.fromkeys(options, False), replace=True),),
                 files=[file],
                 expected=f"{outside:.0f} ms of the module's {item.module_ms:.0f} ms build is outside the native "
                 "compiler (mostly LTO); kernel time cost: measured by apply",
@@ -272,7 +273,7 @@ def _splits(finding: Finding[LtoModules], item: LtoModule, inputs: Inputs) -> It
             "options carried); the others keep MathDx. apply measures the build and the steady-state kernel "
             "time both ways and keeps the move only if the kernels lose nothing; it needs consent.",
             safety=CONSENT, codemod="split_by_options",
-            args={"file": source.file, "kernels": [source.function], "module": target, "options": options},
+            places=(SplitByOptionsArgs(file=source.file, kernels=[source.function], module=target, options=options),),
             files=[source.file], lines=[f"{source.file}:{source.line}"],
             expected=f"{used.ms:.0f} ms of MathDx LTO builds for {source.function}; kernel time cost: measured "
             "by apply",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from codemods.specs import PreloadArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import entry_file, expected_effect, fired, ms, not_applicable, ruled_out
@@ -119,14 +120,16 @@ class SerialBuilds(Mechanism[SerialModules]):
             "elapsed. Each module's real block_dim is declared so the preload builds the variant used.",
             safety=CONSENT,
             codemod="preload",
-            args={
-                "file": entry,
-                "modules": modules,
-                "device": facts.device,
-                "max_workers": len(modules),
-                "block_dims": facts.modules,
-                **where,
-            },
+            places=(
+                PreloadArgs(
+                    file=entry,
+                    modules=modules,
+                    device=facts.device,
+                    max_workers=len(modules),
+                    block_dims=facts.modules,
+                    **where,
+                ),
+            ),
             files=[entry],
             expected=f"compile elapsed down to at best ~{facts.max_ms:,.0f} ms "
             f"(ceiling {facts.ceiling}x; untested estimate)",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from codemods.specs import CallSiteArgumentArgs, DropUniqueArgs, KernelsToModuleScopeArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
@@ -215,7 +216,8 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
                 id="", slug=finding.slug, title=f"Build the stable kernels of {file} in one named module",
                 description=f"{', '.join(entry['names'])} gave every stable kernel a module of its own "
                 f'(module="unique"); the named module {module} builds them together.',
-                safety=SAFE, codemod="drop_unique", args={"file": file, "names": entry["names"], "module": module},
+                safety=SAFE, codemod="drop_unique",
+                places=(DropUniqueArgs(file=file, names=entry["names"], module=module),),
                 files=[file], expected=expected_effect(finding), expected_builds_removed=finding.extra_builds,
                 expected_ms=finding.cost_ms,
             )
@@ -227,8 +229,8 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
                 description=f"{item.kernel} ({item.file}:{item.line}) gets module=\"unique\" through {how}; "
                 f"the named module {item.module} builds it with the other kernels instead.",
                 safety=SAFE, codemod="call_site_argument",
-                args={"file": item.file, "line": item.call_line, "callee": item.callee, "keyword": "module",
-                      "value": item.module},
+                places=(CallSiteArgumentArgs(file=item.file, line=item.call_line, callee=item.callee,
+                                             keyword="module", value=item.module),),
                 files=[item.file], lines=[f"{item.file}:{item.call_line}"],
                 expected=expected_effect(finding, builds=1), expected_builds_removed=1,
             )
@@ -241,7 +243,7 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
                 description=f"{factory}() made {', '.join(entry['kernels'])} with module=\"unique\" although they "
                 f"capture nothing from it; at module scope in the named module {module} they build once, together.",
                 safety=SAFE, codemod="kernels_to_module_scope",
-                args={"file": file, "factory": factory, "kernels": entry["kernels"], "module": module},
+                places=(KernelsToModuleScopeArgs(file=file, factory=factory, kernels=entry["kernels"], module=module),),
                 files=[file], expected=expected_effect(finding), expected_builds_removed=finding.extra_builds,
                 expected_ms=finding.cost_ms,
             )

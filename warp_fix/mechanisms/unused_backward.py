@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from codemods.specs import CallSiteArgumentArgs, ConfigAtEntryArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._attribution import (
     LIBRARY,
@@ -138,7 +139,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 proposals.append(_per_module_fix(finding, module, source, module_level, inputs, unresolved_tape,
                                                  links))
             for proposal in proposals:
-                key = repr(proposal.args) if isinstance(proposal, Fix) else proposal.reason
+                key = repr(proposal.places) if isinstance(proposal, Fix) else proposal.reason
                 if key not in seen:
                     seen.add(key)
                     yield proposal
@@ -173,11 +174,9 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         modules = repo_modules + library
         files = [f for m in repo_modules for f in _files_of(inputs.final_builds[m], inputs)]
         python_modules = [p for p in map(index.python_module_of, files) if p]
-        args = {"file": entry, "name": "enable_backward", "value": False}
         # the entry may not mention warp (never parsed): then the codemod looks for the module's import itself
         target = first_project_import(index, entry, [*python_modules, *library]) or next(iter(python_modules), None)
-        if target:
-            args["before_import"] = target
+        args = ConfigAtEntryArgs(file=entry, name="enable_backward", value=False, before_import=target or None)
         reason = (f"{why}: turning backward off in the module itself would break that code, so it is turned off "
                   "only in the measured command's process. " if repo_modules else "")
         yield Fix(
@@ -185,7 +184,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             description=f"{reason}No tape or adjoint launch of the measured command touches {', '.join(modules)}; "
             f"wp.config.enable_backward = False at the entry point {entry}, before the first import of the code that "
             "creates them, stops generating and compiling their adjoint code. Process-wide, hence consent.",
-            safety=CONSENT, codemod="config_at_entry", args=args, files=[entry],
+            safety=CONSENT, codemod="config_at_entry", places=(args,), files=[entry],
             expected=f"less generated source and native compile time in {len(modules)} module(s) (untested estimate)",
             allow_options=["enable_backward"],
         )
@@ -411,8 +410,8 @@ def _per_module_fix(
             description=f"{why}; the value is chosen where {provenance.callee}() is called, so it is changed there "
             "and the factory's default stays for its other callers.",
             safety=SAFE, codemod="call_site_argument", files=[call.file], expected=expected,
-            args={"file": call.file, "line": call.line, "callee": provenance.callee, "keyword": "enable_backward",
-                  "value": False},
+            places=(CallSiteArgumentArgs(file=call.file, line=call.line, callee=provenance.callee,
+                                         keyword="enable_backward", value=False),),
             allow_options=["enable_backward"],
         )
     if provenance.kind == "decorator":
@@ -421,20 +420,19 @@ def _per_module_fix(
     target = module_options_target(module, source, inputs)
     if isinstance(target, NoTarget):
         return NotProposed(finding.slug, f"{why}: {target.reason}")
-    args: dict = {**target.args(), "options": {"enable_backward": False}}
-    if "module" in args:
+    replaces = provenance.kind in ("set_module_options", "module_options", "options.update") and provenance.site
+    args = target.place({"enable_backward": False}, replace=True if replaces else None)
+    if args.module is not None:
         where = f'wp.set_module_options({{"enable_backward": False}}, module="{module}")'
-    elif "kernel" in args:
-        where = f'module_options={{"enable_backward": False}} on {args["kernel"]}'
+    elif args.kernel is not None:
+        where = f'module_options={{"enable_backward": False}} on {args.kernel}'
     else:
         where = 'wp.set_module_options({"enable_backward": False}) at module scope'
-    if provenance.kind in ("set_module_options", "module_options", "options.update") and provenance.site:
-        args["replace"] = True
     return Fix(
         id="", slug=finding.slug, title=f"Turn off backward code in {module}",
-        description=f"{why}; {where} in {args['file']} stops generating and compiling its adjoint code"
+        description=f"{why}; {where} in {args.file} stops generating and compiling its adjoint code"
         + (" (the per-kernel flag would still link its adjoint GEMMs)." if links_mathdx else "."),
-        safety=SAFE, codemod="module_options", args=args, files=[args["file"]], expected=expected,
+        safety=SAFE, codemod="module_options", places=(args,), files=[args.file], expected=expected,
         allow_options=["enable_backward"],
     )
 
