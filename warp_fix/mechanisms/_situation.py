@@ -14,6 +14,7 @@ from warp_fix.report import (
     SCHEMA_VERSION,
     CacheDirEvidence,
     CacheOp,
+    GradientUse,
     KernelDef,
     KernelSource,
     Launch,
@@ -188,6 +189,11 @@ def tape(site: Site | None = None) -> TapeUse:
     return TapeUse(seq=0, kind="tape", site=site)
 
 
+def gradient_use(module: str, kind: str = "recorded", site: Site | None = None) -> GradientUse:
+    """A tape recorded a kernel of `module` ("recorded"), or its adjoint ran ("adjoint")."""
+    return GradientUse(seq=0, kind=kind, module=module, kernel=f"{module}.kernel", site=site)
+
+
 def index(*, files: Sequence[str] = (), library_files: Sequence[str] = (), **items: Any) -> SourceIndex:
     """A SourceIndex of ROOT: `files` of the repository, `library_files` of an installed library, and items."""
     sources = [SourceFile(f, python_module(f)) for f in files]
@@ -234,6 +240,7 @@ def run(
     kernel_defs: Sequence[KernelDef] = (),
     load_calls: Sequence[LoadCall] = (),
     tapes: Sequence[TapeUse] = (),
+    gradient_uses: Sequence[GradientUse] = (),
     lto_builds: Sequence[LtoBuild] = (),
     cuda_toolkit: str = "",
     source: SourceIndex | None = None,
@@ -253,7 +260,8 @@ def run(
     trace = Trace(
         builds=list(builds), launches=list(launches), launch_count=len(launches),
         option_changes=list(option_changes), cache_ops=list(cache_ops), kernel_defs=list(kernel_defs),
-        tapes=list(tapes), load_calls=list(load_calls), cuda_toolkit=cuda_toolkit, lto_builds=list(lto_builds),
+        tapes=list(tapes), gradient_uses=list(gradient_uses), load_calls=list(load_calls), cuda_toolkit=cuda_toolkit,
+        lto_builds=list(lto_builds),
     )
     report = Report(
         schema_version=SCHEMA_VERSION, command=list(command), cwd=ROOT, label=None, warp_version="1.19.0",

@@ -55,7 +55,9 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
 
     def diagnose(self, inputs: Inputs) -> Finding[UnusedAdjoints]:
         trace = inputs.report.trace
+        # Runtime evidence first: a module a tape recorded or whose adjoint ran, from wherever it was launched.
         differentiated = {launch.module for launch in trace.launches if launch.adjoint}
+        differentiated |= {use.module for use in trace.gradient_uses}
         tape_files = {inputs.repo_file(t.site.file) for t in trace.tapes if t.site}
         launched_from: dict[str, set[str | None]] = {}
         for launch in trace.launches:
@@ -230,6 +232,26 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 builds=[case.build("sim")],
                 launches=[case.launch("step", "sim", site=case.site("train.py", 14, "train"))],
                 tapes=[case.tape(case.site("train.py", 12, "train"))],
+            ),
+            RULED_OUT,
+        ),
+        Example(
+            "a tape in train.py records a kernel a helper file launches: the run itself says it is differentiated",
+            case.run(
+                builds=[case.build("sim")],
+                launches=[case.launch("step", "sim", site=case.site("helpers.py", 8, "forward"))],
+                tapes=[case.tape(case.site("train.py", 12, "train"))],
+                gradient_uses=[case.gradient_use("sim", site=case.site("helpers.py", 8, "forward"))],
+                source=case.index(files=["sim.py", "helpers.py", "train.py"]),
+            ),
+            RULED_OUT,
+        ),
+        Example(
+            "an installed library's layer whose adjoint the run launched: no fix and no advice turns its backward off",
+            case.run(
+                builds=[case.build("netlib.layers")],
+                gradient_uses=[case.gradient_use("netlib.layers", kind="adjoint")],
+                source=case.index(files=["app/__main__.py"], library_files=["netlib/layers.py"]),
             ),
             RULED_OUT,
         ),
