@@ -171,3 +171,10 @@ def test_dominant_module_reports_the_preload_ceiling_even_on_cpu(plan_of):
     finding = next(f for f in plan.findings if f.slug == "serial-builds")
     assert finding.status == "not-applicable"
     assert "ceiling would be" in finding.reason
+
+
+def test_a_lone_unique_kernel_kept_apart_for_its_block_size_is_left_alone(plan_of):
+    plan = plan_of("lone_unique")
+    assert fixes(plan, "unique-on-stable") == []
+    (reason,) = [n.reason for n in plan.not_proposed if n.slug == "unique-on-stable"]
+    assert "would be the only kernel of module spectra.histogram" in reason

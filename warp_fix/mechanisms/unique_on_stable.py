@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from codemods.specs import CallSiteArgumentArgs, DropUniqueArgs, KernelsToModuleScopeArgs
 from warp_fix.mechanisms import _situation as case
@@ -54,12 +54,15 @@ class UniqueKernels:
     generic: list[UniqueKernel]
 
 
-def _unique_kernel(captures: list[str], called_from: str, **fields) -> Inputs:
-    """`integrate`, made with module="unique" inside `make_integrator()`, which is called at `called_from`."""
+def _unique_kernel(captures: list[str], called_from: str, calls: int = 2, **fields) -> Inputs:
+    """`integrate`, made with module="unique" inside `make_integrator()`, which is called `calls` times at
+    `called_from` (each call a unique module of its own)."""
     stack = ["sim.py:6:integrate", called_from]
+    made = case.kernel_def("integrate", "sim", unique=True, site=case.site("sim.py", 6, "integrate", stack))
+    modules = ["integrate_0a1b2c3d", "integrate_4e5f6a7b"][:calls]
     return case.run(
-        builds=[case.build("integrate_0a1b2c3d", kernels=["sim.integrate"])],
-        kernel_defs=[case.kernel_def("integrate", "sim", unique=True, site=case.site("sim.py", 6, "integrate", stack))],
+        builds=[case.build(module, kernels=["sim.integrate"]) for module in modules],
+        kernel_defs=[replace(made, module=module) for module in modules],
         source=case.index(
             files=["sim.py"],
             kernels=[
@@ -74,12 +77,14 @@ def _unique_kernel(captures: list[str], called_from: str, **fields) -> Inputs:
 
 def _renamed_by_call(**fields) -> Inputs:
     """`box` renamed `box_size_3_kernel` by its factory and made by `wp.kernel(box, module="unique", ...)` at
-    line 21, the factory called at import time: only the code object's site (boxes.py:10) names the def."""
+    line 21, the factory called twice at import time: only the code object's site (boxes.py:10) names the def."""
     stack = ["boxes.py:21:make_box", "pipeline.py:9:<module>"]
+    made = case.kernel_def("box_size_3_kernel", "boxes", unique=True,
+                           site=case.site("boxes.py", 10, "box_size_3_kernel", stack))
+    modules = ["box_size_3_kernel_0a1b2c3d", "box_size_3_kernel_4e5f6a7b"]
     return case.run(
-        builds=[case.build("box_size_3_kernel_0a1b2c3d", kernels=["box_size_3_kernel"])],
-        kernel_defs=[case.kernel_def("box_size_3_kernel", "boxes", unique=True,
-                                     site=case.site("boxes.py", 10, "box_size_3_kernel", stack))],
+        builds=[case.build(module, kernels=["box_size_3_kernel"]) for module in modules],
+        kernel_defs=[replace(made, module=module) for module in modules],
         source=case.index(
             files=["boxes.py", "pipeline.py"],
             kernels=[
@@ -185,7 +190,10 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
                 f"{_named(item)} is generic (per-dtype overloads): in a shared module every registered instance "
                 "would build with it. Left alone",
             )
-        stable = facts.stable
+        alone = _without_partner([item for item in facts.stable if not item.module_options], inputs)
+        for item, why in alone:
+            yield NotProposed(finding.slug, f"{_named(item)} {why}: a shared module removes no build. Left alone")
+        stable = [item for item in facts.stable if all(item is not lone for lone, _ in alone)]
         with_options = [item for item in stable if item.module_options]
         for item in with_options:
             yield NotProposed(
@@ -266,6 +274,13 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
             _unique_kernel(captures=[], called_from="sim.py:40:step"),
             FIRED,
             fixes=(("kernels_to_module_scope", SAFE),),
+        ),
+        Example(
+            "a lone stable unique kernel has nothing to share a module with: left alone",
+            _unique_kernel(captures=[], called_from="sim.py:20:<module>", calls=1),
+            FIRED,
+            fixes=(),
+            declined="would be the only kernel of module sim",
         ),
         Example(
             "a plugin kernel made per request from runtime data keeps its module of its own",
@@ -359,6 +374,34 @@ def _created_at_module_scope(made_here: list[TracedKernel]) -> bool:
     """Every creation of this kernel came from a factory call at import time (module scope): stable inputs."""
     callers = [d.site.callers()[1] for d in made_here if len(d.site.stack) > 1]
     return bool(callers) and all(caller.function == "<module>" for caller in callers)
+
+
+def _without_partner(stable: list[UniqueKernel], inputs: Inputs) -> list[tuple[UniqueKernel, str]]:
+    """Stable unique kernels a merge cannot help: nothing else would build in their named module, or what would
+    is launched at another block size (the shared module would be built once per block size on CUDA).
+
+    Example: `bin_counts`, the only kernel of histogram.py, launched with block_dim=256 -> alone."""
+    built: dict[str, list[str]] = {}
+    for build in inputs.user_builds():
+        built.setdefault(build.module, []).extend(build.kernels)
+    block_dims: dict[str, set[int | None]] = {}
+    for launch in inputs.report.trace.launches:
+        block_dims.setdefault(launch.module, set()).add(launch.block_dim)
+    alone = []
+    for item in stable:
+        sharing = [other for other in stable if other.module == item.module]
+        kernels = sum(max(1, len(other.modules)) for other in sharing) + len(built.get(item.module, []))
+        mine = {b for module in item.modules for b in block_dims.get(module, set())} - {None}
+        theirs = {
+            b for module in [item.module, *(m for o in sharing if o is not item for m in o.modules)]
+            for b in block_dims.get(module, set())
+        } - {None}
+        if kernels < 2:
+            alone.append((item, f"would be the only kernel of module {item.module}"))
+        elif mine and theirs and mine != theirs:
+            alone.append((item, f"is launched at block_dim {sorted(mine)}, the kernels of {item.module} at "
+                                f"{sorted(theirs)}"))
+    return alone
 
 
 def _distinct(defs):
