@@ -106,14 +106,44 @@ def entry_file(report: Report, index: SourceIndex) -> str | None:
 
 
 def first_project_import(index: SourceIndex, file: str, modules: Iterable[str]) -> str | None:
-    """The project module (among `modules` and their packages) that `file` imports first."""
+    """The module `file` imports first that creates one of `modules` (or their packages) at import: directly,
+    or through the repository's own module-scope imports (an entry point that imports `app.cli`, which imports
+    `app.solver`, creates `app.solver` at that line: a process-wide setting must come above it)."""
     wanted = set(modules)
     for site in sorted(index.imports_in(file), key=lambda s: s.line):
-        if not site.at_module_scope:
-            continue
-        if any(m == site.module or m.startswith(site.module + ".") for m in wanted):
+        if site.at_module_scope and _creates(index, _absolute(index, file, site.module), wanted, set()):
             return site.module
     return None
+
+
+def _creates(index: SourceIndex, module: str, wanted: set[str], seen: set[str]) -> bool:
+    """Importing `module` imports one of `wanted` (itself, a package of it, or through the repository's files:
+    the module's own and its packages' `__init__`)."""
+    if any(m == module or m.startswith(module + ".") for m in wanted):
+        return True
+    parts = module.split(".")
+    for name in (".".join(parts[:n]) for n in range(1, len(parts) + 1)):
+        if name in seen:
+            continue
+        seen.add(name)
+        file = index.file_of_module(name)
+        if file is not None and any(
+            site.at_module_scope and _creates(index, _absolute(index, file, site.module), wanted, seen)
+            for site in index.imports_in(file)
+        ):
+            return True
+    return False
+
+
+def _absolute(index: SourceIndex, file: str, module: str) -> str:
+    """`module` as imported in `file`: a relative import (`.solver` in app/cli.py) resolved to `app.solver`."""
+    level = len(module) - len(module.lstrip("."))
+    if not level:
+        return module
+    own = (index.python_module_of(file) or "").split(".")
+    package = own if file.endswith("__init__.py") else own[:-1]
+    base = package[: len(package) - (level - 1)]
+    return ".".join([*base, module[level:]] if module[level:] else base)
 
 
 def in_repo(index: SourceIndex, file: str) -> bool:

@@ -30,7 +30,7 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import ADVISORY, CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import ModuleBuild
 from warp_fix.scan.differentiation import Differentiation, differentiated_kernels
-from warp_fix.scan.index import EntryPoint, FunctionCalls, LaunchSite, TapeUse, Value
+from warp_fix.scan.index import EntryPoint, FunctionCalls, ImportSite, LaunchSite, TapeUse, Value
 
 
 @dataclass(frozen=True)
@@ -212,6 +212,29 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             ),
             FIRED,
             fixes=(("config_at_entry", CONSENT),),
+        ),
+        Example(
+            "the entry point reaches the library through the project's own module: the setting goes above that import",
+            case.run(
+                builds=[case.build("fluidlib.ops")],
+                source=case.index(
+                    files=["app/__main__.py", "app/cli.py"],
+                    library_files=["fluidlib/ops.py"],
+                    entry_points=[EntryPoint(kind="main_module", file="app/__main__.py")],
+                    imports=[
+                        ImportSite(file="app/__main__.py", line=3, module="sys", kind="stdlib"),
+                        ImportSite(file="app/__main__.py", line=5, module="app.cli", kind="project"),
+                        ImportSite(file="app/cli.py", line=2, module=".pipeline", kind="project"),
+                        ImportSite(file="app/cli.py", line=3, module="fluidlib.ops", kind="third_party"),
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(("config_at_entry", CONSENT),),
+            places=(
+                (ConfigAtEntryArgs(file="app/__main__.py", name="enable_backward", value=False,
+                                   before_import="app.cli"),),
+            ),
         ),
         Example(
             "the library's module is unused by tapes, but the repository uses a tape elsewhere: advice only",
