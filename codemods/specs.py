@@ -92,6 +92,13 @@ class CodemodArgs:
             names += [value] if isinstance(value, str) else [str(v) for v in value or ()]
         return names
 
+    @property
+    def options_set(self) -> tuple[str, ...]:
+        """The Warp options whose effective value the edit sets: a build must show each, with another hash, or
+        the edit had no effect. None by default: an edit that moves *when* options are set, or the module layout,
+        is proven by structure."""
+        return ()
+
     def joins_on(self) -> str:
         """The target a mechanism's one-place fixes must share to join: the named module, else the file."""
         return self.named_module or str(getattr(self, "file", ""))
@@ -151,6 +158,10 @@ class ConfigAtEntryArgs(CodemodArgs):
     value: Any
     before_import: str | None = None
     line: int | None = None
+
+    @property
+    def options_set(self) -> tuple[str, ...]:
+        return (self.name,)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -358,6 +369,10 @@ class ModuleOptionsArgs(CodemodArgs):
     kernel: str | None = None
     options: dict[str, Any]
     replace: bool | None = None
+
+    @property
+    def options_set(self) -> tuple[str, ...]:
+        return tuple(self.options)
 
 
 @dataclass(frozen=True, kw_only=True)

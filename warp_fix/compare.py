@@ -24,6 +24,7 @@ from warp_fix.metrics import (
     Metric,
     fmt_ms,
 )
+from warp_fix.option_effect import no_effect_reason, option_effects
 from warp_fix.output_model import OutputModel, OutputVerdict, check, learn
 from warp_fix.probe.stats import estimate_band
 from warp_fix.report import Launch, ModuleBuild, Report, Stat
@@ -32,6 +33,7 @@ IMPROVED = "IMPROVED"
 INCONCLUSIVE = "INCONCLUSIVE"
 REGRESSED = "REGRESSED"
 INVALID = "INVALID"
+NO_EFFECT = "NO EFFECT"  # an edit meant to set options moved no module's build (invariant 7)
 
 NUMERICS_OPTIONS = (
     "fast_math",
@@ -255,6 +257,18 @@ def compare(
     comparison.judged_on = judged.metric
     comparison.verdict = _verdict(comparison, judged, _same_work(before, after))
     return comparison
+
+
+def require_option_effect(c: Comparison, before: Report, after: Report, options: Sequence[str]) -> Comparison:
+    """An edit meant to set `options` is proven only by a module that compiled with the new value and another
+    hash; otherwise the verdict is NO_EFFECT, whatever the timing says, with where the setting ran."""
+    if c.verdict == INVALID or not options:
+        return c
+    unproven = [effect for effect in option_effects(before, after, list(options)) if not effect.took_effect]
+    if unproven:
+        c.verdict = NO_EFFECT
+        c.reasons = [no_effect_reason(effect, after) for effect in unproven]
+    return c
 
 
 def _same_work(before: Report, after: Report) -> bool:

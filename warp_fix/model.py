@@ -80,6 +80,11 @@ class Fix:
         if wrong:
             raise ValueError(f"{self.id or self.slug}: places of {wrong} in a fix by {self.codemod}")
 
+    @property
+    def options_set(self) -> list[str]:
+        """The options whose effective value the fix's edit sets: apply requires a build to show each."""
+        return sorted({option for place in self.places for option in place.options_set})
+
     def args_json(self) -> dict[str, Any]:
         """The places as plan --json shows them: one place's arguments, or `{"each": [...]}`."""
         return places_to_json(self.places)

@@ -41,13 +41,13 @@ def option_effects(before: Report, after: Report, options: list[str]) -> list[Op
         moved = tuple(
             f"{name} on {device}"
             for name, device in both
-            if first[name, device].options.get(option) != second[name, device].options.get(option)
+            if _value(first[name, device], option) != _value(second[name, device], option)
             and first[name, device].hash != second[name, device].hash
         )
         unchanged = tuple(
             f"{name} on {device}"
             for name, device in both
-            if first[name, device].options.get(option) == second[name, device].options.get(option)
+            if _value(first[name, device], option) == _value(second[name, device], option)
         )
         effects.append(OptionEffect(option, moved, unchanged))
     return effects
@@ -68,6 +68,13 @@ def no_effect_reason(effect: OptionEffect, after: Report) -> str:
         return f"no effect: wp.config.{effect.option} was set{where}, {timing} (Warp copies it at creation): {built}"
     timing = "after the module's first load" if setting.target_loaded else "where the module did not read it"
     return f"no effect: {effect.option} was set on {setting.target}{where}, {timing}: {built}"
+
+
+def _value(build: ModuleBuild, option: str) -> tuple:
+    """The option as the build resolved it: the module's value, and for enable_backward each kernel's own (a
+    per-kernel `enable_backward=False` changes what is generated without changing the module's option)."""
+    per_kernel = tuple(sorted((k.key, k.enable_backward) for k in build.kernel_sources))
+    return (build.options.get(option), per_kernel if option == "enable_backward" else ())
 
 
 def _final_builds(report: Report) -> dict[tuple[str, str], ModuleBuild]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warp_fix.compare import INCONCLUSIVE, INVALID, Comparison, TimingDelta
+from warp_fix.compare import INCONCLUSIVE, INVALID, NO_EFFECT, Comparison, TimingDelta
 from warp_fix.metrics import KERNEL
 
 MIN_TIMING_SAMPLES = 3  # a median and a MAD need three values (WARP_FACTS.md, measurement rules)
@@ -68,6 +68,8 @@ def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: b
     """
     if comparison.verdict == INVALID:
         return Step(False, "decisive: the workload, output or effective options moved")
+    if comparison.verdict == NO_EFFECT:
+        return Step(False, "decisive: the options it sets reached no module's build")
     if contradicted(comparison):
         if per_arm >= budget:
             return Step(False, f"structure and timing disagree after {per_arm} per arm (--samples): not kept")
@@ -110,7 +112,7 @@ def effective_verdict(comparison: Comparison, per_arm: int) -> tuple[str, str]:
     verdict = comparison.verdict
     if contradicted(comparison):
         return INCONCLUSIVE, f"structure and timing disagree after {per_arm} sample(s) per arm"
-    if verdict == INVALID or structure_changed(comparison) or per_arm >= MIN_TIMING_SAMPLES:
+    if verdict in (INVALID, NO_EFFECT) or structure_changed(comparison) or per_arm >= MIN_TIMING_SAMPLES:
         return verdict, verdict.lower()
     if verdict == INCONCLUSIVE:
         return verdict, "inconclusive"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,7 +33,7 @@ from warp_fix.apply.search import Search, changed_modules, search_order
 from warp_fix.apply.signals import termination_interrupts
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
-from warp_fix.compare import IMPROVED, Comparison, compare
+from warp_fix.compare import IMPROVED, Comparison, compare, require_option_effect
 from warp_fix.metrics import COLD_MODULE, KERNEL
 from warp_fix.model import Fix, Plan
 from warp_fix.output_model import OutputModel, OutputModelError, learn
@@ -112,15 +112,19 @@ def judge(
     allow_options: set[str],
     output_model: OutputModel | None,
     accepted_history: list[Report] | None = None,
+    options_set: Sequence[str] = (),
 ) -> Comparison:
     """compare() with the output held to the baseline's model (None: --allow-nondeterministic-output).
 
     Every candidate answers to the original baseline's output, not to the last kept fix's, so tolerances
     cannot drift from fix to fix. `accepted_history`: every measurement of the accepted state so far, for
-    the noise band.
+    the noise band. `options_set`: the options the fix's edit sets, which must reach a module's build.
     """
     history = [r for r in accepted_history or [] if r is not before]
-    return compare(before, after, allow_options, history, output_model=output_model, skip_output=output_model is None)
+    comparison = compare(
+        before, after, allow_options, history, output_model=output_model, skip_output=output_model is None
+    )
+    return require_option_effect(comparison, before, after, options_set)
 
 
 class ApplySession:
@@ -316,7 +320,9 @@ class ApplySession:
                 return self._drop(entry, f"tests failed (exit {result.exit_code}): {_last_line(result.tail)}")
         try:
             calls = self.clock.calls
-            arms = self._arms(self.accepted_cwd, set(fix.allow_options), self.accepted_report, fix.measure_kernels)
+            arms = self._arms(
+                self.accepted_cwd, set(fix.allow_options), self.accepted_report, fix.measure_kernels, fix.options_set
+            )
         except ProbeError as exc:
             return self._drop(entry, f"could not be measured: {exc}")
         self._remember_accepted(arms.before)
@@ -327,7 +333,12 @@ class ApplySession:
             self.accepted_runs.append(report)
 
     def _arms(
-        self, accepted_cwd: Path, allow_options: set[str], reuse: Report | None, kernel_timing: bool = False
+        self,
+        accepted_cwd: Path,
+        allow_options: set[str],
+        reuse: Report | None,
+        kernel_timing: bool = False,
+        options_set: Sequence[str] = (),
     ) -> ArmsResult:
         if kernel_timing and reuse is not None and reuse.summary and reuse.summary.kernel_ms is None:
             reuse = None  # the earlier measurement has no kernel time: both arms are measured afresh
@@ -335,7 +346,7 @@ class ApplySession:
             self.command,
             accepted_cwd,
             self.candidate_cwd,
-            lambda b, a: judge(b, a, allow_options, self.output_model, self.accepted_runs),
+            lambda b, a: judge(b, a, allow_options, self.output_model, self.accepted_runs, options_set),
             self.request.samples,
             self.clock,
             self.request.timeout,
