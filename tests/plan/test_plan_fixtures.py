@@ -178,3 +178,12 @@ def test_a_lone_unique_kernel_kept_apart_for_its_block_size_is_left_alone(plan_o
     assert fixes(plan, "unique-on-stable") == []
     (reason,) = [n.reason for n in plan.not_proposed if n.slug == "unique-on-stable"]
     assert "would be the only kernel of module spectra.histogram" in reason
+
+
+def test_plugin_kernels_keep_their_backward_option(plan_of):
+    plan = plan_of("plugin_dispatch")
+    edited = {place.file for fix in fixes(plan, "unused-backward") for place in fix.places}
+    assert "shading/shaders.py" not in edited and "shading/effects.py" not in edited
+    reasons = [n.reason for n in plan.not_proposed if n.slug == "unused-backward"]
+    assert any("toon (chosen by kind)" in r and "plugin code is left as it is" in r for r in reasons)
+    assert any(r.startswith("shading.effects holds optional kernel(s)") for r in reasons)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from codemods.specs import CallSiteArgumentArgs, ConfigAtEntryArgs
 from warp_fix.mechanisms import _situation as case
@@ -44,6 +44,8 @@ class UnusedAdjoints:
     off_per_kernel: list[str]  # modules whose kernels already turn it off
     provenance: dict[str, Provenance]  # module -> where its enable_backward came from
     repo_uses_tape: bool
+    # module -> its kernels chosen at run time (a dispatch, a registry) and the build's cost: plugin code, untouched
+    optional: dict[str, str] = field(default_factory=dict)
 
 
 class UnusedBackward(Mechanism[UnusedAdjoints]):
@@ -64,7 +66,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             if launch.site:
                 launched_from.setdefault(launch.module, set()).add(inputs.repo_file(launch.site.file))
         anywhere = differentiated_kernels(inputs.index)
-        unused, kept, off_per_kernel, elsewhere, gradient_free = [], [], [], {}, {}
+        unused, kept, off_per_kernel, elsewhere, gradient_free, optional = [], [], [], {}, {}, {}
         final = inputs.final_builds
         for build in final.values():
             if not _generates_adjoint(build):
@@ -73,6 +75,10 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 continue
             if build.module in differentiated or launched_from.get(build.module, set()) & tape_files:
                 kept.append(build.module)
+                continue
+            plugins = _optional_kernels(build, inputs)
+            if plugins:
+                optional[build.module] = plugins
                 continue
             unused.append(build.module)
             resolved = _differentiated_by(build, anywhere)
@@ -86,10 +92,17 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         evidence = [runtime(f"{m}: differentiated by a tape, backward kept", None) for m in sorted(set(kept))]
         evidence += [static("wp.Tape used here", t.file, t.line) for t in inputs.index.tapes if t.in_repo]
         evidence += [runtime(f"{m}: backward already off per kernel (no adjoint code)", None) for m in off_per_kernel]
+        evidence += [
+            runtime(f"{m}: holds optional kernel(s) {', '.join(k)}: plugin code, left as it is "
+                    f"({final[m].module_ms:.0f} ms measured)", None)
+            for m, k in optional.items()
+        ]
         if not unused:
             reason = "every module with backward enabled is differentiated (or none has it)"
             if off_per_kernel:
                 reason = f"already off per kernel: no kernel of {', '.join(off_per_kernel)} generates adjoint code"
+            if optional:
+                reason += f"; optional plugin modules left as they are: {_costs(optional, final)}"
             return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence)
         cost = sum(final[m].module_ms for m in unused)
         provenance = {m: option_provenance(final[m], "enable_backward", inputs) for m in unused}
@@ -113,6 +126,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 off_per_kernel=off_per_kernel,
                 provenance=provenance,
                 repo_uses_tape=any(t.in_repo for t in inputs.index.tapes) or bool(tape_files - {None}),
+                optional={m: f"{', '.join(k)}; {final[m].module_ms:.0f} ms measured" for m, k in optional.items()},
             ),
         )
 
@@ -121,6 +135,11 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         that only a tape the scan cannot follow may reach); process-wide at the entry point (consent) when a
         library owns the module or other code of the repository differentiates it."""
         facts = finding.facts
+        for module, plugins in facts.optional.items():
+            yield NotProposed(
+                finding.slug, f"{module} holds optional kernel(s) chosen at run time ({plugins}): plugin code is left "
+                "as it is, its options included",
+            )
         process_wide, library, seen = [], [], set()
         for module in facts.modules:
             build = inputs.final_builds[module]
@@ -275,6 +294,17 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 builds=[case.build("netlib.layers")],
                 gradient_uses=[case.gradient_use("netlib.layers", kind="adjoint")],
                 source=case.index(files=["app/__main__.py"], library_files=["netlib/layers.py"]),
+            ),
+            RULED_OUT,
+        ),
+        Example(
+            "a module holding a kernel a dispatch makes only for the kind asked for: plugin code, left as it is",
+            case.run(
+                builds=[case.sourced(case.build("fx"), case.kernel_source("toon", "fx.py", 12))],
+                source=case.index(
+                    files=["fx.py"],
+                    kernels=[case.kernel("toon", "fx.py", 12, enclosing_functions=["make"], chosen_by=["kind"])],
+                ),
             ),
             RULED_OUT,
         ),
@@ -498,6 +528,22 @@ def _generates_adjoint(build: ModuleBuild) -> bool:
     if build.adjoint_kernels is None or (build.lto_builds and build.options.get("enable_backward")):
         return bool(build.options.get("enable_backward"))
     return build.adjoint_kernels > 0
+
+
+def _optional_kernels(build: ModuleBuild, inputs: Inputs) -> list[str]:
+    """The build's kernels that a dispatch or registry makes only on some runs (`make_shader(kind)`,
+    `EFFECTS[name]()`): plugin code, whose options stay as its author set them."""
+    names = []
+    for source in build.kernel_sources:
+        file = inputs.repo_file(source.file)
+        kernel = inputs.index.kernel_at(file, source.line) if file else None
+        if kernel is not None and kernel.chosen_by:
+            names.append(f"{kernel.name} (chosen by {', '.join(kernel.chosen_by)})")
+    return names
+
+
+def _costs(optional: dict[str, list[str]], final: dict[str, ModuleBuild]) -> str:
+    return ", ".join(f"{m} ({final[m].module_ms:.0f} ms)" for m in optional)
 
 
 def _differentiated_by(build: ModuleBuild, anywhere: Differentiation) -> str | None:
