@@ -169,6 +169,15 @@ class ModuleOptions(WarpCodemod):
             args={"options": {"enable_backward": False}, "kernel": "k"},
             reason='module="unique"',
         ),
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef make_x(size, enable_backward=True):\n"
+                "    def body(a: wp.array(dtype=float)):\n        a[wp.tid()] = float(size)\n\n"
+                '    return wp.kernel(body, module="unique", module_options={"enable_backward": enable_backward})\n'
+            ),
+            args={"options": {"enable_backward": False}, "kernel": "body", "replace": True},
+            reason="change the value where it is passed, never the factory",
+        ),
     )
 
     @classmethod
@@ -278,12 +287,22 @@ class ModuleOptions(WarpCodemod):
 
     def _merged(self, kernel: str, literal: cst.Dict, options: dict[str, Any]) -> cst.Dict:
         present: dict[Any, Any] = {}
+        computed: dict[Any, str] = {}  # keys whose value is an expression: a factory parameter, a caller's choice
         for element in literal.elements:
             if isinstance(element, cst.DictElement):
                 ok_key, key = literal_value(element.key)
                 ok_value, value = literal_value(element.value)
                 if ok_key:
                     present[key] = value if ok_value else code(element.value)
+                    if not ok_value:
+                        computed[key] = code(element.value)
+        passed = {k: computed[k] for k in options if k in computed}
+        if passed:
+            key, source = next(iter(passed.items()))
+            raise self.refuse(
+                f"{kernel}(): module_options takes {key} from `{source}`, which its callers pass: change the value "
+                "where it is passed, never the factory"
+            )
         conflicts = {k: v for k, v in options.items() if k in present and present[k] != v}
         if conflicts and not self.args["replace"]:
             raise self.refuse(f"{kernel}(): module_options already sets {', '.join(conflicts)} to another value")
