@@ -75,10 +75,16 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
             if op.site is not None and (file := inputs.repo_file(op.site.file)):
                 executed[(file, op.site.line)] = op.kind
         incidental, maintenance = [], []
+        unattributed = {op.kind for op in report.trace.cache_ops if op.site is None}
+        functions_ran = _functions_that_ran(inputs)
         for operation in inputs.index.cache_operations:
             if not operation.in_repo:
                 continue
-            ran = (operation.file, operation.line) in executed
+            # a setting the tracer saw without its line (an environment variable) ran if its function ran
+            ran = (operation.file, operation.line) in executed or (
+                operation.kind.removeprefix("env.") in unattributed
+                and (operation.file, operation.function) in functions_ran
+            )
             if ran and not is_maintenance(operation, ran):
                 incidental.append(operation)
                 helpers.update(_helper_of(operation))
@@ -170,6 +176,24 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
         )
 
     EXAMPLES = (
+        Example(
+            "CUDA_CACHE_DISABLE set in a runtime helper that ran (its launch is traced), without a line of its own",
+            case.run(
+                builds=[case.build("sim")],
+                launches=[case.launch("step", "sim", site=case.site("sim.py", 30, "run", ["rt.py:14:start"]))],
+                cache_ops=[case.cache_op("CUDA_CACHE_DISABLE", "1")],
+                warm_builds=1,
+                warm_module_ms=100.0,
+                source=case.index(
+                    files=["rt.py", "sim.py"],
+                    cache_operations=[
+                        CacheOperation(file="rt.py", line=12, function="start", kind="env.CUDA_CACHE_DISABLE"),
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(("keep_cache", SAFE),),
+        ),
         Example(
             "a clear at start ran; the clear in a rebuild() maintenance function did not",
             case.run(
@@ -306,6 +330,21 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
             RULED_OUT,
         ),
     )
+
+
+def _functions_that_ran(inputs: Inputs) -> set[tuple[str | None, str | None]]:
+    """(repo file, function) of every frame the run's recorded events passed through: a function some statement of
+    which ran, whatever the tracer could not attribute to a line."""
+    trace = inputs.report.trace
+    events = [
+        *trace.launches, *trace.option_changes, *trace.cache_ops, *trace.kernel_defs, *trace.overloads,
+        *trace.tapes, *trace.load_calls, *trace.gradient_uses,
+    ]
+    ran = set()
+    for site in (event.site for event in events if event.site is not None):
+        for frame in (site, *site.callers()):
+            ran.add((inputs.repo_file(frame.file), frame.function))
+    return ran
 
 
 def is_maintenance(operation, ran: bool = False) -> bool:
