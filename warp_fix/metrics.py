@@ -39,6 +39,8 @@ LTO_ARTIFACTS = Metric("lto_artifacts", "LTO-Artifacts", "LTO artifacts", "", ti
 # the same GEMM again leaves the artifacts at exit unchanged, but not this count.
 LTO_BUILDS = Metric("lto_builds", "LTO-Builds", "MathDx LTO builds", "", timing=False)
 WARM_BUILDS = Metric("warm_builds", "Warm-Builds", "warm builds", "", timing=False)
+# Per kernel, not a share of the run: turning backward off in one small module moves it even beside a large library.
+ADJOINT_KERNELS = Metric("adjoint_kernels", "Adjoint-Kernels", "kernels compiled with adjoint code", "", timing=False)
 
 COLD_MODULE = Metric("cold_module_ms", "Cold-Module-Ms", "cold module work", "ms", timing=True)
 COMPILE_ELAPSED = Metric("compile_elapsed_ms", "Compile-Elapsed-Ms", "compile elapsed", "ms", timing=True)
@@ -48,7 +50,7 @@ KERNEL = Metric("kernel_ms", "Kernel-Ms", "steady-state kernel time", "ms", timi
 # Judged only when the warm run's builds alone changed; not a commit trailer.
 WARM_MODULE = Metric("warm_module_ms", None, "warm module work", "ms", timing=True)
 
-STRUCTURE = (IDENTITIES, SOURCE_BYTES, LTO_ARTIFACTS, LTO_BUILDS, WARM_BUILDS)
+STRUCTURE = (IDENTITIES, SOURCE_BYTES, LTO_ARTIFACTS, LTO_BUILDS, WARM_BUILDS, ADJOINT_KERNELS)
 TIMING = (COLD_MODULE, COMPILE_ELAPSED, KERNEL, WARM_MODULE)
 # What a commit records, in the order its trailers list them.
 TRAILED = tuple(m for m in (*TIMING, *STRUCTURE) if m.trailer)

@@ -69,3 +69,5 @@ def test_a_setting_above_that_import_is_proven_by_the_modules_new_hash(tmp_path)
     comparison = judge(before, after, {"enable_backward"}, None, [], ["enable_backward"])
     assert comparison.verdict != NO_EFFECT
     assert "structure shrank" in " ".join(comparison.reasons)
+    # per kernel, not a share of the run: it moves however large the rest of the run's source is
+    assert comparison.structure["adjoint_kernels"] == (1, 0)

@@ -182,6 +182,9 @@ def _sample(
         kernel_ms=round(sum(t.ms for t in warm_trace.kernel_times), 4) if warm_trace.kernel_times else None,
         kernel_key_uses=key_uses,
         lto_builds=sum(1 for event in cold_trace.lto_builds if event.compiled is not False),
+        adjoint_kernels=sum(
+            b.adjoint_kernels or 0 for b in {(b.module, b.hash, b.device): b for b in good_builds}.values()
+        ),
     )
 
 
@@ -258,6 +261,7 @@ def _summary(good: list[RunPair]) -> Summary:
         warm_builds=first.sample.warm_builds,
         kernel_key_uses=first.sample.kernel_key_uses,
         lto_builds=first.sample.lto_builds,
+        adjoint_kernels=first.sample.adjoint_kernels,
     )
 
 
