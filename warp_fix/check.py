@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warp_fix.compare import STRUCTURE_FIELDS
+from warp_fix.compare import STRUCTURE, recorded
 from warp_fix.config import ProjectConfig, load_config
 from warp_fix.probe.stats import noise_band
 from warp_fix.report import Report, Stat
@@ -87,7 +87,9 @@ def check_reports(baseline: Report, current: Report, timing: bool = False) -> Ch
 
 def structure_changes(baseline: Report, current: Report) -> list[Change]:
     return [
-        Change(name, getattr(baseline.summary, name), getattr(current.summary, name)) for name in STRUCTURE_FIELDS
+        Change(metric.field, getattr(baseline.summary, metric.field), getattr(current.summary, metric.field))
+        for metric in STRUCTURE
+        if recorded(metric, baseline, current)
     ]
 
 

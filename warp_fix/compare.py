@@ -47,7 +47,6 @@ NUMERICS_OPTIONS = (
     "deterministic",
     "enable_backward",
 )
-STRUCTURE_FIELDS = tuple(metric.field for metric in STRUCTURE)
 # Warp's generated source carries Python line numbers: moving a kernel a few lines changes its size by a
 # few bytes without changing what is compiled. Smaller source differences than this are not structure.
 # Renamed kernel keys are taken out before this margin applies (see Comparison.renamed_bytes).
@@ -215,7 +214,9 @@ def compare(
             reasons.append(text)
     hidden = [r.label or which for r, which in ((before, "before"), (after, "after")) if _cache_gone(r)]
     # Counted from the files a run left in its kernel cache directory: unknown when the run removed it.
-    compared = [metric for metric in STRUCTURE if not (hidden and metric.in_cache_dir)]
+    compared = [
+        metric for metric in STRUCTURE if not (hidden and metric.in_cache_dir) and recorded(metric, before, after)
+    ]
     if hidden:
         notes.append(
             f"generated source bytes and LTO artifacts not compared: the {' and '.join(hidden)} run's kernel cache "
@@ -257,6 +258,11 @@ def compare(
     comparison.judged_on = judged.metric
     comparison.verdict = _verdict(comparison, judged, _same_work(before, after))
     return comparison
+
+
+def recorded(metric: Metric, *reports: Report) -> bool:
+    """Every report counted it (an older report lacks the newer counts: they are not compared)."""
+    return all(getattr(report.summary, metric.field) is not None for report in reports)
 
 
 def require_option_effect(c: Comparison, before: Report, after: Report, options: Sequence[str]) -> Comparison:

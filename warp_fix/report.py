@@ -289,8 +289,8 @@ class Sample:
     kernel_key_uses: dict[str, int] = field(default_factory=dict)
     lto_builds: int = 0  # MathDx LTO builds the cold run compiled (events, not the artifacts left at exit)
     # Kernels compiled with adjoint code, over the module identities the cold run built: a backward-off edit moves
-    # it however large the rest of the run is (0 in older reports, on both sides of a comparison)
-    adjoint_kernels: int = 0
+    # it however large the rest of the run is (None in older reports: not compared)
+    adjoint_kernels: int | None = None
 
 
 @dataclass
@@ -445,7 +445,7 @@ class Summary:
     # it is meaningful. With a reason, compile_elapsed_ms holds no values.
     compile_elapsed_na: str = ""
     lto_builds: int = 0  # MathDx LTO builds the cold run compiled (from the first good sample)
-    adjoint_kernels: int = 0  # see Sample.adjoint_kernels
+    adjoint_kernels: int | None = None  # see Sample.adjoint_kernels
 
 
 @dataclass
