@@ -261,6 +261,68 @@ def without_leading_blank_lines(stmt: cst.BaseStatement) -> cst.BaseStatement:
     return stmt.with_changes(leading_lines=[line for line in stmt.leading_lines if line.comment is not None])
 
 
+# isort's action comment, which ruff honours too: no import moves across it, even with `float_to_top`.
+IMPORT_SORT_FENCE = "# isort: split"
+_NOQA = re.compile(r"#\s*noqa(?P<codes>:[\s\w,]*)?", re.IGNORECASE)
+
+
+def with_noqa(stmt: cst.SimpleStatementLine, rule: str) -> cst.SimpleStatementLine:
+    """`stmt` with `# noqa: <rule>` on its first line, where ruff reads it; merged into a noqa already there.
+
+    A parenthesized `from x import (` carries it after the parenthesis; another comment on the line stays.
+    """
+    small = stmt.body[0] if len(stmt.body) == 1 else None
+    if isinstance(small, cst.ImportFrom) and small.lpar is not None:
+        after = small.lpar.whitespace_after
+        if isinstance(after, cst.ParenthesizedWhitespace):
+            first = after.first_line
+            lpar = small.lpar.with_changes(
+                whitespace_after=after.with_changes(first_line=_trailing_with_noqa(first, rule))
+            )
+            return stmt.with_changes(body=[small.with_changes(lpar=lpar)])
+    return stmt.with_changes(trailing_whitespace=_trailing_with_noqa(stmt.trailing_whitespace, rule))
+
+
+def _trailing_with_noqa(trailing: cst.TrailingWhitespace, rule: str) -> cst.TrailingWhitespace:
+    comment = trailing.comment.value if trailing.comment else ""
+    found = _NOQA.search(comment)
+    if found is None:
+        text = f"{comment}  # noqa: {rule}" if comment else f"# noqa: {rule}"
+    elif found["codes"] is None or rule in found["codes"]:
+        return trailing  # a bare noqa directive silences every rule already
+    else:
+        text = comment[: found.end()].rstrip() + f", {rule}" + comment[found.end() :]
+    return trailing.with_changes(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(text))
+
+
+def fenced_above_imports(
+    body: Sequence[cst.BaseStatement], index: int, why: str
+) -> list[cst.BaseStatement]:
+    """`body` with statement `index` kept above the imports that directly follow it, whatever tool runs next.
+
+    A statement that must run before an import (a `wp.config` setting the imported modules read) is
+    headed by a comment `# <why>`, and followed by the import sorter's fence; each import after it, up to
+    the next other statement, says `# noqa: E402` (ruff's "import not at top of file", which it is on
+    purpose). Without a following import, nothing changes.
+    """
+    items = list(body)
+    end = index + 1
+    while end < len(items) and is_import_line(items[end]):
+        items[end] = with_noqa(items[end], "E402")  # type: ignore[arg-type]
+        end += 1
+    if end == index + 1:
+        return items
+    stmt = items[index]
+    comment = cst.EmptyLine(comment=cst.Comment(f"# {why}"))
+    if all(line.comment is None or line.comment.value != comment.comment.value for line in stmt.leading_lines):
+        items[index] = stmt.with_changes(leading_lines=[*stmt.leading_lines, comment])
+    follower = items[index + 1]
+    fence = cst.EmptyLine(comment=cst.Comment(IMPORT_SORT_FENCE))
+    if all(line.comment is None or line.comment.value != IMPORT_SORT_FENCE for line in follower.leading_lines):
+        items[index + 1] = follower.with_changes(leading_lines=[fence, *follower.leading_lines])
+    return items
+
+
 def module_has_statement(tree: cst.Module, text: str) -> bool:
     """True when a top-level statement reads exactly `text` (whitespace ignored)."""
     wanted = squash(text)
