@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -160,6 +161,13 @@ class WarpCodemod(CodemodCommand):
         """`tree.code`, reusing the code of the statements of the transformed module left untouched."""
         lines = getattr(self, "lines", None)
         return module_code(tree, lines)
+
+    def _whole_file_needed_for(self, names: set[str]) -> None:
+        """Refuses the reduced module of a large file (see `_partial`) when the parts it leaves out mention
+        one of `names`: the edit must see every use; the codemod then runs on the whole file."""
+        mentioned = sorted(n for n in names if re.search(rf"\b{re.escape(n)}\b", self.elided_text))
+        if mentioned:
+            raise self.refuse(f"{', '.join(mentioned)} used in parts of the file not read")
 
     def refuse(self, message: str) -> CodemodRefused:
         return CodemodRefused(f"{self.NAME}: {message}")

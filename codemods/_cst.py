@@ -850,3 +850,113 @@ def ensure_warp_alias(command: Any, warp: WarpImports) -> str:
 
 def functions_named(tree: cst.Module, name: str) -> list[FoundFunction]:
     return [f for f in find_functions(tree) if f.node.name.value == name]
+
+
+# --------------------------------------------------------------------------- functions an edit emptied
+
+
+def is_shell(func: cst.FunctionDef) -> bool:
+    """The function does nothing: its body holds at most a docstring and `pass`."""
+    if not isinstance(func.body, cst.IndentedBlock):
+        return False
+    return all(is_docstring(s) or _is_pass(s) for s in func.body.body)
+
+
+def _is_pass(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in stmt.body)
+
+
+def shell_names(tree: cst.Module) -> set[str]:
+    return {f.node.name.value for f in find_functions(tree) if is_shell(f.node)}
+
+
+@dataclass(frozen=True)
+class Shell:
+    """A function an edit left without statements, and what became of it."""
+
+    name: str
+    removed: bool  # removed with its calls (private, only called here); else kept, saying where its work went
+    docstring: bool  # it kept a docstring, which described the work that left
+
+
+def clear_shells(tree: cst.Module, names: set[str], text: str, where: str) -> tuple[cst.Module, list[Shell]]:
+    """Functions named in `names` that are shells now: a private one (`_name`) that the file only calls as
+    a bare statement `_name()` is removed with those calls, and so in turn is a private caller left empty;
+    any other keeps its docstring and gains the comment `# <where>` (the place its work went) in place of
+    `pass`. `text`: the whole file's new source, to count the uses of a name (a word match, which errs on
+    the side of keeping)."""
+    done: list[Shell] = []
+    pending = set(names)
+    while pending:
+        name = pending.pop()
+        funcs = [f for f in find_functions(tree) if f.node.name.value == name and is_shell(f.node)]
+        if not funcs:
+            continue
+        docstring = any(f.node.get_docstring() is not None for f in funcs)
+        before = shell_names(tree)
+        removed = _without_private_shell(tree, funcs, text)
+        if removed is not None:
+            tree = removed
+            pending |= shell_names(tree) - before
+            done.append(Shell(name, True, docstring))
+            continue
+        tree = replace_nodes(tree, {f.node: _with_comment(f.node, where) for f in funcs})
+        done.append(Shell(name, False, docstring))
+    return tree, done
+
+
+def shell_notes(shells: list[Shell], work: str) -> list[tuple[str, str]]:
+    """(kind, message) of the notes that say what became of each shell; `work`: what it no longer does."""
+    notes = []
+    for shell in shells:
+        if shell.removed:
+            notes.append(("removed-helper", f"{shell.name}() was left empty and only called: removed, with its calls"))
+            continue
+        notes.append(("emptied-function", f"{shell.name}() was left empty: kept for its callers, with a comment"))
+        if shell.docstring:
+            notes.append(("stale-docstring", f"{shell.name}(): its docstring describes {work}, no longer done"))
+    return notes
+
+
+def _without_private_shell(tree: cst.Module, funcs: list[FoundFunction], text: str) -> cst.Module | None:
+    """`tree` without the private top-level shell and its bare calls; None when it is public, nested, or
+    used otherwise than by a bare call."""
+    name = funcs[0].node.name.value
+    if not name.startswith("_") or name.startswith("__") or len(funcs) != 1 or funcs[0].parents:
+        return None
+    calls = [
+        small
+        for stmt, _parents, _top in iter_statements(tree)
+        if isinstance(stmt, cst.SimpleStatementLine)
+        for small in stmt.body
+        if _is_bare_call_to(small, name)
+    ]
+    uses = len(re.findall(rf"\b{re.escape(name)}\b", text))
+    if uses != 1 + len(calls):  # the def, and the calls: nothing else mentions it
+        return None
+    tree = remove_statements(tree, calls)
+    return tree.with_changes(body=[stmt for stmt in tree.body if stmt is not funcs[0].node])
+
+
+def _is_bare_call_to(small: cst.BaseSmallStatement, name: str) -> bool:
+    return (
+        isinstance(small, cst.Expr)
+        and isinstance(small.value, cst.Call)
+        and isinstance(small.value.func, cst.Name)
+        and small.value.func.value == name
+        and not small.value.args
+    )
+
+
+def _with_comment(func: cst.FunctionDef, where: str) -> cst.FunctionDef:
+    """The shell with its docstring and a comment saying where its work went, in place of `pass`."""
+    assert isinstance(func.body, cst.IndentedBlock)
+    comment = cst.Comment(f"# {where}")
+    docstrings = [s for s in func.body.body if is_docstring(s)]
+    if not docstrings:
+        placeholder = cst.SimpleStatementLine(
+            body=[cst.Pass()], trailing_whitespace=cst.TrailingWhitespace(cst.SimpleWhitespace("  "), comment)
+        )
+        return func.with_changes(body=func.body.with_changes(body=[placeholder]))
+    footer = [cst.EmptyLine(indent=True, comment=comment), *func.body.footer]
+    return func.with_changes(body=func.body.with_changes(body=docstrings[:1], footer=footer))
