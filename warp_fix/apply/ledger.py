@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from warp_fix.compare import Comparison, TimingDelta
-from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, IDENTITIES, KERNEL, Metric, fmt_ms
+from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, IDENTITIES, KERNEL, TIMING, WARM_MODULE, Metric, fmt_ms
 from warp_fix.report import Stat
 
 KEPT = "kept"
@@ -41,6 +41,7 @@ class Numbers:
     per_arm: int = 0
     launch_count: int = 0
     stop: str = ""  # why sampling stopped
+    decided_by: list[str] = field(default_factory=list)  # Metric.field of what the verdict rests on, first first
 
     @classmethod
     def of(cls, comparison: Comparison, per_arm: int, launch_count: int, stop: str = "") -> Numbers:
@@ -59,6 +60,7 @@ class Numbers:
             per_arm=per_arm,
             launch_count=launch_count,
             stop=stop,
+            decided_by=decided_by(comparison),
         )
 
     @classmethod
@@ -98,6 +100,19 @@ class Numbers:
         return "; ".join(parts) + f"; n={self.per_arm} per arm"
 
 
+def decided_by(comparison: Comparison) -> list[str]:
+    """The metrics a verdict rests on, the one a reader should see first leading: the warm run's module work
+    when only warm builds changed (a kept cache), else the counts that shrank (structure decides before
+    timing), else the timing metric it was judged on."""
+    judged = next((m for m in TIMING if m.label == comparison.judged_on), None)
+    shrunk = comparison.shrunk if comparison.structural_win else []
+    if judged is WARM_MODULE:
+        return [WARM_MODULE.field, *shrunk]
+    if shrunk:
+        return shrunk
+    return [judged.field] if judged else []
+
+
 def _timing_from_json(data: dict[str, Any]) -> TimingDelta:
     return TimingDelta(**{**data, "before": Stat(**data["before"]), "after": Stat(**data["after"])})
 
@@ -123,6 +138,29 @@ class EditNote:
     message: str
 
 
+@dataclass(frozen=True)
+class GoneBuild:
+    """A build the fix removed, as the accepted run recorded it: the evidence a commit body shows."""
+
+    module: str
+    device: str
+    module_ms: float
+    run: str  # "cold": a rebuild of a module already built | "warm": rebuilt although its cache was kept
+    why: str  # the recorded reasons it was built, "" when the run recorded none
+    site: str  # "file:line in function" of user code that triggered it, "" when not recorded
+
+
+@dataclass(frozen=True)
+class ToCheck:
+    """Text the change may have made false: a docstring of a function whose body the edit changed."""
+
+    file: str  # relative to the repository root
+    line: int  # of the docstring in the committed file
+    function: str  # dotted within the file: "Solver.run"
+    says: str  # the docstring's first line
+    why: str  # what the edit did to the function: "body changed", or the codemod's note
+
+
 @dataclass
 class Entry:
     fix_id: str
@@ -138,6 +176,8 @@ class Entry:
     expected: str = ""  # the planner's untested estimate (shown for declined fixes, labelled)
     retry_of: str = ""  # the id of this fix's dropped try, when a later kept fix changed its module
     notes: list[EditNote] = field(default_factory=list)  # from the codemod, for the commit body
+    gone: list[GoneBuild] = field(default_factory=list)  # the builds the fix removed, for the commit body
+    to_check: list[ToCheck] = field(default_factory=list)  # text the change may have made false
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Entry:
@@ -148,6 +188,8 @@ class Entry:
                 "numbers": Numbers.from_json(numbers) if numbers else None,
                 "tests": TestSummary(**tests) if tests else None,
                 "notes": [EditNote(**note) for note in data["notes"]],
+                "gone": [GoneBuild(**gone) for gone in data.get("gone", [])],
+                "to_check": [ToCheck(**point) for point in data.get("to_check", [])],
             }
         )
 

@@ -14,6 +14,7 @@ from warp_fix.apply import budget
 from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
 from warp_fix.apply.commit import commit_files, commit_message
 from warp_fix.apply.errors import ApplyError, ApplyInterrupted, BaselineTestsFailed
+from warp_fix.apply.evidence import docstrings_to_check, gone_builds
 from warp_fix.apply.gate import Gate
 from warp_fix.apply.ledger import (
     DECLINED,
@@ -352,6 +353,7 @@ class ApplySession:
             verdict = IMPROVED
             arms.comparison.reasons.append(won)  # the ledger's reason
             entry.numbers.notes.append(won)  # the commit body: why a start-up "inconclusive" was kept
+            entry.numbers.decided_by = [KERNEL.field]
         entry.numbers.verdict = verdict
         self.clock.charge(verdict, probe_calls)
         if verdict != IMPROVED:
@@ -365,7 +367,9 @@ class ApplySession:
             )
         if self.gate.offers_only(fix):
             return self._offer(fix, entry, "needs consent: {trade}; rerun with --allow " + fix.slug + " to keep it")
-        message = commit_message(fix, entry.numbers, entry.tests, arms.stop.why, entry.notes)
+        entry.gone = gone_builds(arms.before, arms.after)
+        entry.to_check = docstrings_to_check(self.workspace.candidate_git, entry.files, entry.notes)
+        message = commit_message(fix, entry, self.request.branch or "")
         entry.commit = commit_files(self.workspace.candidate_git, entry.files, message)
         entry.outcome = KEPT
         entry.reason = "; ".join(arms.comparison.reasons)
