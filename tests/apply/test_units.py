@@ -300,7 +300,7 @@ def test_the_body_leads_with_the_metric_that_decided():
     cache.timing.append(TimingDelta(WARM_MODULE.label, Stat(2537.0, 20.0, [2537.0]), Stat(5.0, 1.0, [5.0]), -2532, 60))
     cache.judged_on = WARM_MODULE.label
     body = commit_message(FIX, kept(Numbers.of(cache, per_arm=1, launch_count=12)), "wf/startup")
-    assert body.split("\n\n")[1].startswith("Kept for warm module work: 2537 -> 5 ms (median of n=1/1")
+    assert body.split("\n\n")[1].startswith("Kept for warm module work: 2537 -> 5 ms (-2532 ms, beyond the ±60 ms")
     assert "warm builds: 5 -> 0." in body.split("\n\n")[1]
 
     preload = comparison(IMPROVED, delta=-300.0, n=3, reasons=["compile elapsed: 1000 -> 700 ms"])
@@ -357,3 +357,34 @@ def test_docstrings_of_functions_whose_body_the_edit_changed_are_left_to_check(t
         ToCheck("a.py", 8, "Stage.setup", "Turn on fast math for this stage.", note.message.removeprefix("setup(): "))
     ]
     assert docstrings_to_check(Git(repo), ["a.py"], [])[0].why == "the edit changed its body"
+
+
+# -- what the run leaves and says ---------------------------------------------------------------------
+
+
+def test_a_total_inside_the_noise_band_reads_as_noise_not_as_a_regression():
+    from warp_fix.apply.view import total_line
+
+    c = comparison(IMPROVED, {"identities": (5, 3), "warm_builds": (5, 0)}, delta=613.0, band=900.0, n=3)
+    line = total_line(Numbers.of(c, per_arm=3, launch_count=12))
+    assert line.startswith("module identities built 5 -> 3, warm builds 5 -> 0; cold module work 1000 -> 1613 ms")
+    assert "(inside the ±900 ms noise band: not significant)" in line
+    slower = total_line(Numbers.of(comparison(delta=-613.0, band=100.0, n=3), per_arm=3, launch_count=12))
+    assert slower.startswith("no structural change; cold module work 1000 -> 387 ms (-613 ms, beyond the ±100 ms")
+
+
+def test_a_run_that_keeps_nothing_leaves_no_branch_and_says_what_it_tried(tmp_path):
+    from warp_fix.apply.ledger import DROPPED, Ledger
+    from warp_fix.apply.loop import nothing_kept_note
+    from warp_fix.apply.worktree import UserRepo, Workspace
+
+    repo = init_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    with Workspace(UserRepo.discover(repo), "wf/s") as workspace:
+        workspace.create_branch()
+    assert not git(repo, "branch", "--list", "wf/s")
+
+    ledger = Ledger("wf/s", "base", "main", ["python", "app.py"], "", "rule")
+    ledger.entries.append(Entry("F1", FIX.slug, FIX.title, SAFE, DROPPED, "inconclusive; no structural change"))
+    assert nothing_kept_note(ledger) == (
+        "no fix kept, so no branch was left (wf/s is free for a rerun). F1 dropped, inconclusive"
+    )

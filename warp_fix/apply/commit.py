@@ -6,7 +6,7 @@ import textwrap
 
 from warp_fix.apply.evidence import STALE_DOCSTRING
 from warp_fix.apply.git import Git
-from warp_fix.apply.ledger import Entry, GoneBuild, Numbers, TestSummary, ToCheck
+from warp_fix.apply.ledger import Entry, GoneBuild, Numbers, TestSummary, ToCheck, significance
 from warp_fix.apply.trailers import Change, CommitTrailers, TrailerCodec
 from warp_fix.metrics import STRUCTURE, TIMING, TRAILED, Metric, fmt_ms
 from warp_fix.model import Fix
@@ -57,10 +57,20 @@ def commit_trailers(fix: Fix, numbers: Numbers) -> CommitTrailers:
 
 def _decision(n: Numbers) -> str:
     """The first line of the body: the metric(s) the fix was kept on, with their numbers."""
-    decided = [_metric_line(n, metric) for metric in _deciding(n)]
+    decided = [line for metric in _deciding(n) if (line := _deciding_line(n, metric))]
     if not decided:
         return _wrap(f"Kept as {n.verdict}: " + "; ".join(n.reasons) + ".")
-    return _wrap("Kept for " + "; ".join(line for line in decided if line) + ".")
+    return _wrap("Kept for " + "; ".join(decided) + ".")
+
+
+def _deciding_line(n: Numbers, metric: Metric) -> str:
+    """A deciding metric in brief: a timing with its significance and sample counts (the list below has no
+    second copy of it, so its spread is here too)."""
+    timing = n.timing_of(metric) if metric.timing else None
+    if timing is None or timing.not_applicable:
+        return _metric_line(n, metric)
+    counts = f"n={len(timing.before.values)}/{len(timing.after.values)}, MAD {fmt_ms(timing.before.mad)}/"
+    return f"{metric.label}: {timing.pair()} ms ({significance(timing)}; {counts}{fmt_ms(timing.after.mad)} ms)"
 
 
 def _deciding(n: Numbers) -> list[Metric]:
@@ -96,7 +106,7 @@ def _measurements(n: Numbers) -> str:
     lines.append(f"- program output preserved: {output}" + (f", {n.output_detail}" if n.output_detail else ""))
     lines += [f"- output {rule}" for rule in n.output_rules]
     lines += [f"- note: {note}" for note in n.notes]
-    return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
+    return "\n".join(_wrap(line, indent="  " if line.startswith("- ") else "") for line in lines)
 
 
 def _gone_line(gone: GoneBuild) -> str:
@@ -125,8 +135,7 @@ def _unplaced(entry: Entry) -> list[str]:
 
 
 def _listed(heading: str, items: list[str]) -> str:
-    lines = [heading] + [f"- {item}" for item in items]
-    return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
+    return "\n".join([heading] + [_wrap(f"- {item}", indent="  ") for item in items])
 
 
 def _roll_back(branch: str, files: list[str]) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from warp_fix.compare import Comparison, TimingDelta
-from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, IDENTITIES, KERNEL, TIMING, WARM_MODULE, Metric, fmt_ms
+from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, KERNEL, STRUCTURE, TIMING, WARM_MODULE, Metric, fmt_ms
 from warp_fix.report import Stat
 
 KEPT = "kept"
@@ -85,19 +85,41 @@ class Numbers:
         return None if t is None or t.not_applicable else (t.before.median, t.after.median)
 
     def summary(self) -> str:
-        parts = []
-        ids = self.structure.get(IDENTITIES.field)
-        if ids:
-            parts.append(f"identities {ids[0]} -> {ids[1]}")
-        for metric in (COLD_MODULE, COMPILE_ELAPSED, KERNEL):
+        """One line for a person deciding: the structure that changed, then each timing with its significance
+        (a change inside the noise band says so: it is no regression, nor a win)."""
+        parts = [self.structure_line()] if self.structure_line() else []
+        for metric in (COLD_MODULE, COMPILE_ELAPSED, KERNEL, WARM_MODULE):
             t = self.timing_of(metric)
             if t and t.not_applicable:
                 parts.append(f"{metric.label} n/a")
             elif t:
-                parts.append(f"{metric.label} {t.pair()} ms (±{fmt_ms(t.band)})")
+                parts.append(f"{metric.label} {t.pair()} ms ({significance(t)})")
         if self.output_detail and self.output_detail != "identical":
             parts.append(f"output {self.output_detail}")
         return "; ".join(parts) + f"; n={self.per_arm} per arm"
+
+    def structure_line(self) -> str:
+        """The counts that changed ("identities 5 -> 3, warm builds 5 -> 0"), or "" when none did."""
+        moved = [(m, self.structure[m.field]) for m in STRUCTURE if m.field in self.structure]
+        return ", ".join(f"{m.label} {b:,} -> {a:,}" for m, (b, a) in moved if a != b)
+
+    def headline(self) -> str:
+        """What the verdict rests on, in brief: the deciding metrics' before -> after."""
+        parts = []
+        for name in self.decided_by:
+            metric = next((m for m in (*TIMING, *STRUCTURE) if m.field == name), None)
+            change = self.change(metric) if metric else None
+            if metric and change:
+                unit = f" {metric.unit}" if metric.unit == "ms" else ""
+                parts.append(f"{metric.label} {metric.format(change[0])} -> {metric.format(change[1])}{unit}")
+        return ", ".join(parts)
+
+
+def significance(t: TimingDelta) -> str:
+    """A timing change against its noise band, in words."""
+    if t.significant:
+        return f"{'+' if t.delta > 0 else ''}{fmt_ms(t.delta)} ms, beyond the ±{fmt_ms(t.band)} ms noise band"
+    return f"inside the ±{fmt_ms(t.band)} ms noise band: not significant"
 
 
 def decided_by(comparison: Comparison) -> list[str]:

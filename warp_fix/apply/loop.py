@@ -175,7 +175,6 @@ class ApplySession:
             plan = self._work_through(plan)
             self._total()
             self.ledger.status = "complete"
-            self.workspace.completed = True
         except KeyboardInterrupt:
             self.ledger.status = "interrupted"
             raise
@@ -399,7 +398,7 @@ class ApplySession:
 
     def _total(self) -> None:
         if not self.kept:
-            self.ledger.total_note = "no fix kept: the branch has no commits beyond its base"
+            self.ledger.total_note = nothing_kept_note(self.ledger)
             return
         if len(self.kept) == 1:
             self.ledger.total = self.kept[0][1].numbers
@@ -513,6 +512,15 @@ def _baseline_numbers(report: Report) -> Baseline | None:
 def _difference(report: Report) -> str:
     profile = report.output.profile
     return profile.text_difference if profile and profile.text_difference else "first difference not recorded"
+
+
+def nothing_kept_note(ledger: Ledger) -> str:
+    """Why the run ends without a branch: each fix tried or declined, with the first clause of its reason."""
+    left = f"no branch was left ({ledger.branch} is free for a rerun)"
+    if not ledger.entries:
+        return f"no fix kept, {left}: the plan had no fix to try"
+    tried = "; ".join(f"{e.fix_id} {e.outcome}, {e.reason.split('; ')[0]}" for e in ledger.entries)
+    return f"no fix kept, so {left}. {tried}"
 
 
 def _kernels_slower(numbers: Numbers) -> bool:
