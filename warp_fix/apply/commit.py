@@ -121,7 +121,9 @@ def _more(gone: list[GoneBuild]) -> list[str]:
 
 
 def _check_line(point: ToCheck) -> str:
-    return f'{point.file}:{point.line} {point.function}(): "{point.says}" ({point.why})'
+    """Where, what the docstring says, and why it may be false now (once, when the reason quotes it)."""
+    says = "" if point.says in point.why else f'"{point.says}" '
+    return f"{point.file}:{point.line} {point.function}(): {says}({point.why})"
 
 
 def _unplaced(entry: Entry) -> list[str]:
