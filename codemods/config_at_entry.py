@@ -199,6 +199,11 @@ class ConfigAtEntry(WarpCodemod):
     further up, right after it. With no such import, the setting goes after `import warp` (or,
     with no `import warp`, both go after the import header).
 
+    The imports after the setting must stay after it, whatever tool runs next: the setting is headed by
+    a comment saying why, followed by isort's `# isort: split` fence (which ruff honours too), and each
+    import after it, up to the next other statement, carries `# noqa: E402` (merged into a noqa already
+    there).
+
     A late assignment (given by `line`, possibly inside a function) is moved, not duplicated; an
     assignment already in place is left alone. When `import warp` comes after the target import, the
     `import warp` line moves up.
