@@ -44,6 +44,7 @@ class Note:
     kind: str
     message: str
     file: str = ""
+    function: str = ""  # the function it is about (its docstring, its parameter), when it is about one
 
 
 @dataclass(frozen=True)
@@ -172,10 +173,10 @@ class WarpCodemod(CodemodCommand):
     def refuse(self, message: str) -> CodemodRefused:
         return CodemodRefused(f"{self.NAME}: {message}")
 
-    def note(self, kind: str, message: str) -> None:
+    def note(self, kind: str, message: str, function: str = "") -> None:
         """Reports a leftover (see `Note`) once."""
         if all(n.message != message for n in self.notes):
-            self.notes.append(Note(kind, message))
+            self.notes.append(Note(kind, message, function=function))
 
 
 def _starts_with_blank_line(tree: cst.Module) -> bool:

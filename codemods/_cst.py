@@ -888,7 +888,8 @@ def clear_shells(tree: cst.Module, names: set[str], text: str, where: str) -> tu
     done: list[Shell] = []
     pending = set(names)
     while pending:
-        name = pending.pop()
+        name = min(pending)  # in name order: the notes read the same on every run
+        pending.remove(name)
         funcs = [f for f in find_functions(tree) if f.node.name.value == name and is_shell(f.node)]
         if not funcs:
             continue
@@ -905,16 +906,18 @@ def clear_shells(tree: cst.Module, names: set[str], text: str, where: str) -> tu
     return tree, done
 
 
-def shell_notes(shells: list[Shell], work: str) -> list[tuple[str, str]]:
-    """(kind, message) of the notes that say what became of each shell; `work`: what it no longer does."""
+def shell_notes(shells: list[Shell], work: str) -> list[tuple[str, str, str]]:
+    """(kind, message, function) of the notes that say what became of each shell; `work`: what it no longer
+    does."""
     notes = []
     for shell in shells:
+        name = shell.name
         if shell.removed:
-            notes.append(("removed-helper", f"{shell.name}() was left empty and only called: removed, with its calls"))
+            notes.append(("removed-helper", f"{name}() was left empty and only called: removed, with its calls", name))
             continue
-        notes.append(("emptied-function", f"{shell.name}() was left empty: kept for its callers, with a comment"))
+        notes.append(("emptied-function", f"{name}() was left empty: kept for its callers, with a comment", name))
         if shell.docstring:
-            notes.append(("stale-docstring", f"{shell.name}(): its docstring describes {work}, no longer done"))
+            notes.append(("stale-docstring", f"{name}(): its docstring describes {work}, no longer done", name))
     return notes
 
 

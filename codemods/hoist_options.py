@@ -276,8 +276,8 @@ class HoistOptions(WarpCodemod):
             return tree
         self._whole_file_needed_for(emptied)
         tree, shells = clear_shells(tree, emptied, self.code_of(tree) + self.elided_text, WHERE_OPTIONS_WENT)
-        for kind, message in shell_notes(shells, "the options it set"):
-            self.note(kind, message)
+        for kind, message, function in shell_notes(shells, "the options it set"):
+            self.note(kind, message, function)
         return tree
 
     def _module_scope_has_options(self, tree: cst.Module, warp: WarpImports) -> bool:

@@ -393,8 +393,8 @@ class KeepCache(WarpCodemod):
             return tree
         self._whole_file_needed_for(emptied)
         tree, shells = clear_shells(tree, emptied, self.code_of(tree) + self.elided_text, WHY_EMPTY)
-        for kind, message in shell_notes(shells, "the cache work"):
-            self.note(kind, message)
+        for kind, message, function in shell_notes(shells, "the cache work"):
+            self.note(kind, message, function)
         return tree
 
     def _destroys_cache(

@@ -314,7 +314,7 @@ def test_the_body_gives_evidence_notes_what_to_check_and_how_to_roll_back():
     stale = "its docstring describes the options it set, no longer done"
     entry = kept(
         numbers(),
-        notes=[EditNote("a.py", "unused-parameter", unused), EditNote("a.py", "stale-docstring", f"f(): {stale}")],
+        notes=[EditNote("a.py", "unused-parameter", unused), EditNote("a.py", "stale-docstring", f"f(): {stale}", "f")],
         gone=[GoneBuild("a", "cpu", 412.0, "cold", "option fast_math changed after the first load", "a.py:7 in f")],
         to_check=[ToCheck("a.py", 5, "f", "Set fast math.", stale)],
     )
@@ -352,9 +352,10 @@ def test_docstrings_of_functions_whose_body_the_edit_changed_are_left_to_check(t
     repo = init_repo(tmp_path / "r", {"a.py": before})
     edited = (repo / "a.py").read_text().replace('        wp.set_module_options({"fast_math": True})\n', "")
     (repo / "a.py").write_text('import warp as wp\n\nwp.set_module_options({"fast_math": True})\n' + edited[18:])
-    note = EditNote("a.py", "stale-docstring", "setup(): its docstring describes the options it set, no longer done")
+    stale = "its docstring describes the options it set, no longer done"
+    note = EditNote("a.py", "stale-docstring", f"setup(): {stale}", "setup")
     assert docstrings_to_check(Git(repo), ["a.py"], [note]) == [
-        ToCheck("a.py", 8, "Stage.setup", "Turn on fast math for this stage.", note.message.removeprefix("setup(): "))
+        ToCheck("a.py", 8, "Stage.setup", "Turn on fast math for this stage.", stale)
     ]
     assert docstrings_to_check(Git(repo), ["a.py"], [])[0].why == "the edit changed its body"
 

@@ -127,12 +127,12 @@ def _check_line(point: ToCheck) -> str:
 
 
 def _unplaced(entry: Entry) -> list[str]:
-    """The codemod's stale-docstring notes that name no function the diff shows (none placed by line)."""
+    """The codemod's stale-docstring notes on a function no line of "Left for you to check" places."""
     placed = {(point.file, point.function.rsplit(".", 1)[-1]) for point in entry.to_check}
     return [
         f"{note.file}: {note.message}"
         for note in entry.notes
-        if note.kind == STALE_DOCSTRING and (note.file, note.message.split("(")[0]) not in placed
+        if note.kind == STALE_DOCSTRING and (note.file, note.function) not in placed
     ]
 
 

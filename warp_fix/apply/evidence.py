@@ -68,10 +68,9 @@ def docstrings_to_check(git: Git, files: list[str], notes: list[EditNote]) -> li
 
 
 def _noted(notes: list[EditNote], file: str, function: str) -> str:
-    """The codemod's own word on the function's docstring, if it gave one."""
-    prefix = f"{function}(): "
-    found = (n.message for n in notes if n.kind == STALE_DOCSTRING and n.file == file and n.message.startswith(prefix))
-    return next((message.removeprefix(prefix) for message in found), "")
+    """The codemod's own word on the function's docstring, if it gave one (without the name it starts with)."""
+    found = (n for n in notes if n.kind == STALE_DOCSTRING and n.file == file and n.function == function)
+    return next((n.message.removeprefix(f"{function}(): ") for n in found), "")
 
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef

@@ -295,7 +295,7 @@ class ApplySession:
         except Exception as exc:  # a codemod bug must not end the run: record it and go on
             return self._drop(entry, f"codemod failed: {type(exc).__name__}: {exc}")
         entry.files = sorted(p.resolve().relative_to(self.workspace.candidate).as_posix() for p in edit.changed)
-        entry.notes = [EditNote(note.file, note.kind, note.message) for note in edit.notes]
+        entry.notes = [EditNote(note.file, note.kind, note.message, note.function) for note in edit.notes]
         if not entry.files:
             return self._drop(entry, "nothing to change (the code already has this fix?)")
         hit = self.gate.protected_hit(entry.files)
