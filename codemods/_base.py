@@ -39,6 +39,7 @@ class Note:
     facts for the commit body, since the change itself does not show them.
 
     kind: "unused-parameter" | "stale-docstring" | "removed-import" | "removed-helper" | "kept-helper"
+      | "emptied-function" | "removed-comment"
     """
 
     kind: str

@@ -188,7 +188,8 @@ class KeepCache(WarpCodemod):
     Imports left unused are removed; an emptied block gets `pass`. A function left without statements
     is no empty shell: a private one only called as a bare statement goes with its calls (note
     "removed-helper"); any other keeps its docstring (note "stale-docstring") and a comment saying why
-    it is empty (note "emptied-function").
+    it is empty (note "emptied-function"). A comment on or right above a removed line goes with it (note
+    "removed-comment").
 
     A per-run helper is a top-level def of this file whose body makes a temporary directory, or a
     function named in `helpers` (defined in another file: the run proved its directory per-run).
@@ -284,6 +285,17 @@ class KeepCache(WarpCodemod):
             ),
         ),
         Example(
+            title="a comment that explained the removed line goes with it, and the note says so",
+            args={"file": "app.py", "lines": [6]},
+            before=(
+                "import warp as wp\n\n\ndef main():\n"
+                "    # Start from a clean cache so timings are comparable.\n"
+                "    wp.clear_kernel_cache()\n    wp.init()\n"
+            ),
+            after="import warp as wp\n\n\ndef main():\n    wp.init()\n",
+            notes=("line 6: its comment went with it: # Start from a clean cache so timings are comparable.",),
+        ),
+        Example(
             title="a project's functions left empty: the private one goes with its call, the public one says why",
             args={"file": "heatgrid/app.py", "lines": [10, 15, 16]},
             before=HEATGRID_BEFORE,
@@ -371,6 +383,7 @@ class KeepCache(WarpCodemod):
                         raise self.refuse(f"line {line} is in {fname}(), a protected maintenance function")
                 doomed.append(small)
                 tops.append(tree.body[index])
+                self._note_comment(int(line))
         shells_before = shell_names(tree) if doomed else set()
         tree = remove_statements(tree, doomed, within=tops)
         candidates = {n for small in doomed for n in _root_names(small)}
@@ -385,6 +398,17 @@ class KeepCache(WarpCodemod):
         if removed:
             self.note("removed-import", f"imports left unused removed: {', '.join(sorted(removed))}")
         return cleaned
+
+    def _note_comment(self, line: int) -> None:
+        """The comment lines that explained a removed line go with it: the note keeps them for the body."""
+        stmt = self.lines.statement_at_line(line)
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return
+        comments = [ln.comment.value for ln in stmt.leading_lines if ln.comment is not None]
+        if stmt.trailing_whitespace.comment is not None:
+            comments.append(stmt.trailing_whitespace.comment.value)
+        if comments:
+            self.note("removed-comment", f"line {line}: its comment went with it: {' '.join(comments)}")
 
     def _clear_shells(self, tree: cst.Module, emptied: set[str]) -> cst.Module:
         """A function left empty goes, with its calls, when private and only called; else it says why it is
