@@ -104,3 +104,22 @@ def test_import_fixers_leave_the_fix_in_place(name, example, fixer: Fixer) -> No
         assert fixed == example.after, f"{name}: the edit leaves imports the fixer reorders:\n{fixed}"
     elif fixed != example.after:  # an untidy example: the fixer's changes must leave the fix in place
         assert transform_source(name, fixed, example.args) == fixed, f"{name}: the fixer undid the edit:\n{fixed}"
+
+
+@pytest.mark.parametrize(
+    ("line", "marked"),
+    [
+        ("import sim\n", "import sim  # noqa: E402\n"),
+        ("import sim  # type: ignore\n", "import sim  # type: ignore  # noqa: E402\n"),
+        ("import sim  # noqa: F401\n", "import sim  # noqa: F401, E402\n"),
+        ("import sim  # noqa\n", "import sim  # noqa\n"),
+        ("from sim import (\n    a,\n)\n", "from sim import (  # noqa: E402\n    a,\n)\n"),
+    ],
+)
+def test_an_import_kept_below_a_setting_says_so_in_the_suppression_ruff_reads(line: str, marked: str) -> None:
+    import libcst as cst
+
+    from codemods._cst import with_noqa
+
+    (stmt,) = cst.parse_module(line).body
+    assert cst.Module(body=[with_noqa(stmt, "E402")]).code == marked
