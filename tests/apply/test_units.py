@@ -294,7 +294,7 @@ def test_a_saved_ledger_reads_back_as_the_same_ledger(tmp_path):
 def test_the_body_leads_with_the_metric_that_decided():
     structural = commit_message(FIX, kept(numbers()), "wf/startup").splitlines()
     assert structural[2] == "Kept for module identities built: 4 -> 3; generated source bytes: 900 ->"
-    assert structural[3] == "500 bytes."
+    assert structural[3] == "500."
 
     cache = comparison(IMPROVED, {"identities": (5, 5), "warm_builds": (5, 0)}, reasons=["structure shrank"])
     cache.timing.append(TimingDelta(WARM_MODULE.label, Stat(2537.0, 20.0, [2537.0]), Stat(5.0, 1.0, [5.0]), -2532, 60))

@@ -69,8 +69,9 @@ def _deciding_line(n: Numbers, metric: Metric) -> str:
     timing = n.timing_of(metric) if metric.timing else None
     if timing is None or timing.not_applicable:
         return _metric_line(n, metric)
-    counts = f"n={len(timing.before.values)}/{len(timing.after.values)}, MAD {fmt_ms(timing.before.mad)}/"
-    return f"{metric.label}: {timing.pair()} ms ({significance(timing)}; {counts}{fmt_ms(timing.after.mad)} ms)"
+    before, after = timing.before, timing.after
+    spread = f"n={len(before.values)}/{len(after.values)}, MAD {fmt_ms(before.mad)}/{fmt_ms(after.mad)} ms"
+    return f"{metric.label}: {timing.pair()} ms ({significance(timing)}; {spread})"
 
 
 def _deciding(n: Numbers) -> list[Metric]:
@@ -85,7 +86,7 @@ def _metric_line(n: Numbers, metric: Metric) -> str:
     if metric.field not in n.structure:
         return ""
     before, after = n.structure[metric.field]
-    return f"{metric.label}: {before:,} -> {after:,}" + (f" {metric.unit}" if metric.unit else "")
+    return f"{metric.label}: {before:,} -> {after:,}"  # a count, or bytes as its label says
 
 
 def _measurements(n: Numbers) -> str:
