@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -35,11 +36,13 @@ class Note:
     facts for the commit body, since the change itself does not show them.
 
     kind: "unused-parameter" | "stale-docstring" | "removed-import" | "removed-helper" | "kept-helper"
+      | "emptied-function" | "removed-comment"
     """
 
     kind: str
     message: str
     file: str = ""
+    function: str = ""  # the function it is about (its docstring, its parameter), when it is about one
 
 
 @dataclass(frozen=True)
@@ -146,13 +149,20 @@ class WarpCodemod(CodemodCommand):
         lines = getattr(self, "lines", None)
         return module_code(tree, lines)
 
+    def _whole_file_needed_for(self, names: set[str]) -> None:
+        """Refuses the reduced module of a large file (see `_partial`) when the parts it leaves out mention
+        one of `names`: the edit must see every use; the codemod then runs on the whole file."""
+        mentioned = sorted(n for n in names if re.search(rf"\b{re.escape(n)}\b", self.elided_text))
+        if mentioned:
+            raise self.refuse(f"{', '.join(mentioned)} used in parts of the file not read")
+
     def refuse(self, message: str) -> CodemodRefused:
         return CodemodRefused(f"{self.NAME}: {message}")
 
-    def note(self, kind: str, message: str) -> None:
+    def note(self, kind: str, message: str, function: str = "") -> None:
         """Reports a leftover (see `Note`) once."""
         if all(n.message != message for n in self.notes):
-            self.notes.append(Note(kind, message))
+            self.notes.append(Note(kind, message, function=function))
 
 
 def _starts_with_blank_line(tree: cst.Module) -> bool:

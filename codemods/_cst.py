@@ -261,6 +261,68 @@ def without_leading_blank_lines(stmt: cst.BaseStatement) -> cst.BaseStatement:
     return stmt.with_changes(leading_lines=[line for line in stmt.leading_lines if line.comment is not None])
 
 
+# isort's action comment, which ruff honours too: no import moves across it, even with `float_to_top`.
+IMPORT_SORT_FENCE = "# isort: split"
+_NOQA = re.compile(r"#\s*noqa(?P<codes>:[\s\w,]*)?", re.IGNORECASE)
+
+
+def with_noqa(stmt: cst.SimpleStatementLine, rule: str) -> cst.SimpleStatementLine:
+    """`stmt` with `# noqa: <rule>` on its first line, where ruff reads it; merged into a noqa already there.
+
+    A parenthesized `from x import (` carries it after the parenthesis; another comment on the line stays.
+    """
+    small = stmt.body[0] if len(stmt.body) == 1 else None
+    if isinstance(small, cst.ImportFrom) and small.lpar is not None:
+        after = small.lpar.whitespace_after
+        if isinstance(after, cst.ParenthesizedWhitespace):
+            first = after.first_line
+            lpar = small.lpar.with_changes(
+                whitespace_after=after.with_changes(first_line=_trailing_with_noqa(first, rule))
+            )
+            return stmt.with_changes(body=[small.with_changes(lpar=lpar)])
+    return stmt.with_changes(trailing_whitespace=_trailing_with_noqa(stmt.trailing_whitespace, rule))
+
+
+def _trailing_with_noqa(trailing: cst.TrailingWhitespace, rule: str) -> cst.TrailingWhitespace:
+    comment = trailing.comment.value if trailing.comment else ""
+    found = _NOQA.search(comment)
+    if found is None:
+        text = f"{comment}  # noqa: {rule}" if comment else f"# noqa: {rule}"
+    elif found["codes"] is None or rule in found["codes"]:
+        return trailing  # a bare noqa directive silences every rule already
+    else:
+        text = comment[: found.end()].rstrip() + f", {rule}" + comment[found.end() :]
+    return trailing.with_changes(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(text))
+
+
+def fenced_above_imports(
+    body: Sequence[cst.BaseStatement], index: int, why: str
+) -> list[cst.BaseStatement]:
+    """`body` with statement `index` kept above the imports that directly follow it, whatever tool runs next.
+
+    A statement that must run before an import (a `wp.config` setting the imported modules read) is
+    headed by a comment `# <why>`, and followed by the import sorter's fence; each import after it, up to
+    the next other statement, says `# noqa: E402` (ruff's "import not at top of file", which it is on
+    purpose). Without a following import, nothing changes.
+    """
+    items = list(body)
+    end = index + 1
+    while end < len(items) and is_import_line(items[end]):
+        items[end] = with_noqa(items[end], "E402")  # type: ignore[arg-type]
+        end += 1
+    if end == index + 1:
+        return items
+    stmt = items[index]
+    comment = cst.EmptyLine(comment=cst.Comment(f"# {why}"))
+    if all(line.comment is None or line.comment.value != comment.comment.value for line in stmt.leading_lines):
+        items[index] = stmt.with_changes(leading_lines=[*stmt.leading_lines, comment])
+    follower = items[index + 1]
+    fence = cst.EmptyLine(comment=cst.Comment(IMPORT_SORT_FENCE))
+    if all(line.comment is None or line.comment.value != IMPORT_SORT_FENCE for line in follower.leading_lines):
+        items[index + 1] = follower.with_changes(leading_lines=[fence, *follower.leading_lines])
+    return items
+
+
 def module_has_statement(tree: cst.Module, text: str) -> bool:
     """True when a top-level statement reads exactly `text` (whitespace ignored)."""
     wanted = squash(text)
@@ -788,3 +850,116 @@ def ensure_warp_alias(command: Any, warp: WarpImports) -> str:
 
 def functions_named(tree: cst.Module, name: str) -> list[FoundFunction]:
     return [f for f in find_functions(tree) if f.node.name.value == name]
+
+
+# --------------------------------------------------------------------------- functions an edit emptied
+
+
+def is_shell(func: cst.FunctionDef) -> bool:
+    """The function does nothing: its body holds at most a docstring and `pass`."""
+    if not isinstance(func.body, cst.IndentedBlock):
+        return False
+    return all(is_docstring(s) or _is_pass(s) for s in func.body.body)
+
+
+def _is_pass(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in stmt.body)
+
+
+def shell_names(tree: cst.Module) -> set[str]:
+    return {f.node.name.value for f in find_functions(tree) if is_shell(f.node)}
+
+
+@dataclass(frozen=True)
+class Shell:
+    """A function an edit left without statements, and what became of it."""
+
+    name: str
+    removed: bool  # removed with its calls (private, only called here); else kept, saying where its work went
+    docstring: bool  # it kept a docstring, which described the work that left
+
+
+def clear_shells(tree: cst.Module, names: set[str], text: str, where: str) -> tuple[cst.Module, list[Shell]]:
+    """Functions named in `names` that are shells now: a private one (`_name`) that the file only calls as
+    a bare statement `_name()` is removed with those calls, and so in turn is a private caller left empty;
+    any other keeps its docstring and gains the comment `# <where>` (the place its work went) in place of
+    `pass`. `text`: the whole file's new source, to count the uses of a name (a word match, which errs on
+    the side of keeping)."""
+    done: list[Shell] = []
+    pending = set(names)
+    while pending:
+        name = min(pending)  # in name order: the notes read the same on every run
+        pending.remove(name)
+        funcs = [f for f in find_functions(tree) if f.node.name.value == name and is_shell(f.node)]
+        if not funcs:
+            continue
+        docstring = any(f.node.get_docstring() is not None for f in funcs)
+        before = shell_names(tree)
+        removed = _without_private_shell(tree, funcs, text)
+        if removed is not None:
+            tree = removed
+            pending |= shell_names(tree) - before
+            done.append(Shell(name, True, docstring))
+            continue
+        tree = replace_nodes(tree, {f.node: _with_comment(f.node, where) for f in funcs})
+        done.append(Shell(name, False, docstring))
+    return tree, done
+
+
+def shell_notes(shells: list[Shell], work: str) -> list[tuple[str, str, str]]:
+    """(kind, message, function) of the notes that say what became of each shell; `work`: what it no longer
+    does."""
+    notes = []
+    for shell in shells:
+        name = shell.name
+        if shell.removed:
+            notes.append(("removed-helper", f"{name}() was left empty and only called: removed, with its calls", name))
+            continue
+        notes.append(("emptied-function", f"{name}() was left empty: kept for its callers, with a comment", name))
+        if shell.docstring:
+            notes.append(("stale-docstring", f"{name}(): its docstring describes {work}, no longer done", name))
+    return notes
+
+
+def _without_private_shell(tree: cst.Module, funcs: list[FoundFunction], text: str) -> cst.Module | None:
+    """`tree` without the private top-level shell and its bare calls; None when it is public, nested, or
+    used otherwise than by a bare call."""
+    name = funcs[0].node.name.value
+    if not name.startswith("_") or name.startswith("__") or len(funcs) != 1 or funcs[0].parents:
+        return None
+    calls = [
+        small
+        for stmt, _parents, _top in iter_statements(tree)
+        if isinstance(stmt, cst.SimpleStatementLine)
+        for small in stmt.body
+        if _is_bare_call_to(small, name)
+    ]
+    uses = len(re.findall(rf"\b{re.escape(name)}\b", text))
+    if uses != 1 + len(calls):  # the def, and the calls: nothing else mentions it
+        return None
+    tree = remove_statements(tree, calls)
+    return tree.with_changes(body=[stmt for stmt in tree.body if stmt is not funcs[0].node])
+
+
+def _is_bare_call_to(small: cst.BaseSmallStatement, name: str) -> bool:
+    return (
+        isinstance(small, cst.Expr)
+        and isinstance(small.value, cst.Call)
+        and isinstance(small.value.func, cst.Name)
+        and small.value.func.value == name
+        and not small.value.args
+    )
+
+
+def _with_comment(func: cst.FunctionDef, where: str) -> cst.FunctionDef:
+    """The shell with its docstring and a comment saying where its work went, in place of `pass`."""
+    assert isinstance(func.body, cst.IndentedBlock)
+    comment = cst.Comment(f"# {where}")
+    docstrings = [s for s in func.body.body if is_docstring(s)]
+    if not docstrings:
+        placeholder = cst.SimpleStatementLine(
+            body=[cst.Pass()], trailing_whitespace=cst.TrailingWhitespace(cst.SimpleWhitespace("  "), comment)
+        )
+        return func.with_changes(body=func.body.with_changes(body=[placeholder]))
+    footer = [cst.EmptyLine(indent=True, comment=comment), *func.body.footer]
+    return func.with_changes(body=func.body.with_changes(body=docstrings[:1], footer=footer))

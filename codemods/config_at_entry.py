@@ -11,6 +11,7 @@ from ._cst import (
     WarpImports,
     code,
     config_target,
+    fenced_above_imports,
     header_end,
     imported_module,
     insert_at,
@@ -95,6 +96,94 @@ def _with_blank_line(stmt: cst.BaseStatement) -> cst.BaseStatement:
     return stmt.with_changes(leading_lines=[cst.EmptyLine(), *stmt.leading_lines])
 
 
+# Why the setting stays above the imports after it: the comment that heads it in the edited file.
+WHY_ABOVE_IMPORTS = "Before the imports below: a Warp module reads {alias}.config when it is created."
+
+
+def _placed(
+    tree: cst.Module, body: list[cst.BaseStatement], at: int, new: list[cst.BaseStatement], alias: str
+) -> cst.Module:
+    """`new` (ending with the setting) inserted at `at`, fenced so that no linter or sorter moves it."""
+    setting = at + len(new) - 1
+    why = WHY_ABOVE_IMPORTS.format(alias=alias)
+    return tree.with_changes(body=fenced_above_imports(insert_at(body, at, new), setting, why))
+
+
+# A script as a project writes it (its license header, `import warp` without an alias, single quotes): the
+# setting moves above the project's imports, which keep their layout.
+DRAPE_BEFORE = """\
+# SPDX-License-Identifier: Apache-2.0
+\"\"\"Drape a cloth over a sphere and write the frames to USD.\"\"\"
+
+from __future__ import annotations
+
+import argparse
+import os.path
+
+import numpy as np
+import warp
+import warp.render
+
+from cloth.integrators import (
+    SemiImplicitIntegrator,
+    XPBDIntegrator,
+)
+from cloth.model import build_grid
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--out', default=os.path.join('out', 'cloth.usd'))
+    args = parser.parse_args()
+    model = build_grid(np.zeros(3))
+    warp.config.enable_backward = False
+    renderer = warp.render.UsdRenderer(args.out)
+    for integrator in (SemiImplicitIntegrator(model), XPBDIntegrator(model)):
+        integrator.run(renderer)
+
+
+if __name__ == '__main__':
+    main()
+"""
+DRAPE_AFTER = """\
+# SPDX-License-Identifier: Apache-2.0
+\"\"\"Drape a cloth over a sphere and write the frames to USD.\"\"\"
+
+from __future__ import annotations
+
+import argparse
+import os.path
+
+import numpy as np
+import warp
+import warp.render
+
+# Before the imports below: a Warp module reads warp.config when it is created.
+warp.config.enable_backward = False
+# isort: split
+
+from cloth.integrators import (  # noqa: E402
+    SemiImplicitIntegrator,
+    XPBDIntegrator,
+)
+from cloth.model import build_grid  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--out', default=os.path.join('out', 'cloth.usd'))
+    args = parser.parse_args()
+    model = build_grid(np.zeros(3))
+    renderer = warp.render.UsdRenderer(args.out)
+    for integrator in (SemiImplicitIntegrator(model), XPBDIntegrator(model)):
+        integrator.run(renderer)
+
+
+if __name__ == '__main__':
+    main()
+"""
+
+
 class ConfigAtEntry(WarpCodemod):
     """Puts `wp.config.<name> = <value>` in the entry-point file right after `import warp as wp`,
     so every Warp module created by later imports captures it (options such as `enable_backward`
@@ -106,10 +195,15 @@ class ConfigAtEntry(WarpCodemod):
     `from .sim import ...` for "pkg.sim"), else the file's first relative import; more precisely
     before the run of project imports holding it (relative imports and imports of `before_import`'s
     top-level package), which then starts after a blank line. A new (or moved-up) `import warp as wp`
-    joins a third-party import block right before it, or gets a blank line after stdlib imports. An
-    `import warp` followed only by third-party imports moves down to the end of them; one further up
-    stays, the setting right after it. With no such import, the setting goes after `import warp` (or,
+    joins a third-party import block right before it, or gets a blank line after stdlib imports. After an
+    `import warp` followed only by third-party imports, the setting goes after the last of them; after one
+    further up, right after it. With no such import, the setting goes after `import warp` (or,
     with no `import warp`, both go after the import header).
+
+    The imports after the setting must stay after it, whatever tool runs next: the setting is headed by
+    a comment saying why, followed by isort's `# isort: split` fence (which ruff honours too), and each
+    import after it, up to the next other statement, carries `# noqa: E402` (merged into a noqa already
+    there).
 
     A late assignment (given by `line`, possibly inside a function) is moved, not duplicated; an
     assignment already in place is left alone. When `import warp` comes after the target import, the
@@ -147,15 +241,22 @@ class ConfigAtEntry(WarpCodemod):
                 "    wp.config.enable_backward = False\n    sim.run()\n"
             ),
             after=(
-                "import warp as wp\n\nwp.config.enable_backward = False\n\nfrom pkg import sim\n\n\n"
-                "def main():\n    sim.run()\n"
+                "import warp as wp\n\n"
+                "# Before the imports below: a Warp module reads wp.config when it is created.\n"
+                "wp.config.enable_backward = False\n# isort: split\n\n"
+                "from pkg import sim  # noqa: E402\n\n\ndef main():\n    sim.run()\n"
             ),
         ),
         Example(
             title="import warp comes after the library import: it moves up",
             args={"file": "app.py", "name": "enable_backward", "value": False, "before_import": "mysim"},
             before="import mysim\nimport warp as wp\n\nmysim.run()\n",
-            after="import warp as wp\n\nwp.config.enable_backward = False\n\nimport mysim\n\nmysim.run()\n",
+            after=(
+                "import warp as wp\n\n"
+                "# Before the imports below: a Warp module reads wp.config when it is created.\n"
+                "wp.config.enable_backward = False\n# isort: split\n\n"
+                "import mysim  # noqa: E402\n\nmysim.run()\n"
+            ),
         ),
         Example(
             title="a package's __main__.py: before its first relative import, in isort's sections",
@@ -165,8 +266,10 @@ class ConfigAtEntry(WarpCodemod):
                 "def main():\n    simulate(argparse.ArgumentParser().parse_args())\n"
             ),
             after=(
-                '"""python -m pkg"""\n\nimport argparse\n\nimport warp as wp\n\nwp.config.enable_backward = False\n\n'
-                "from .sim import simulate\n\n\n"
+                '"""python -m pkg"""\n\nimport argparse\n\nimport warp as wp\n\n'
+                "# Before the imports below: a Warp module reads wp.config when it is created.\n"
+                "wp.config.enable_backward = False\n# isort: split\n\n"
+                "from .sim import simulate  # noqa: E402\n\n\n"
                 "def main():\n    simulate(argparse.ArgumentParser().parse_args())\n"
             ),
         ),
@@ -174,13 +277,28 @@ class ConfigAtEntry(WarpCodemod):
             title="a script: warp joins the third-party imports, the project's import comes after the setting",
             args={"file": "run.py", "name": "enable_backward", "value": False, "before_import": "mypkg"},
             before=(
-                "import os\n\nimport numpy as np\nimport mypkg\nfrom mypkg import io\n\n"
-                "mypkg.run(np.zeros(3), os.getcwd())\n"
+                "import os\n\nimport numpy as np\n\nimport mypkg\nfrom mypkg import io\n\n"
+                "mypkg.run(np.zeros(3), io, os.getcwd())\n"
             ),
             after=(
-                "import os\n\nimport numpy as np\nimport warp as wp\n\nwp.config.enable_backward = False\n\n"
-                "import mypkg\nfrom mypkg import io\n\nmypkg.run(np.zeros(3), os.getcwd())\n"
+                "import os\n\nimport numpy as np\nimport warp as wp\n\n"
+                "# Before the imports below: a Warp module reads wp.config when it is created.\n"
+                "wp.config.enable_backward = False\n# isort: split\n\n"
+                "import mypkg  # noqa: E402\nfrom mypkg import io  # noqa: E402\n\n"
+                "mypkg.run(np.zeros(3), io, os.getcwd())\n"
             ),
+        ),
+        Example(
+            title="a project's script: its `import warp`, its quotes, a parenthesized import",
+            args={
+                "file": "examples/drape.py",
+                "name": "enable_backward",
+                "value": False,
+                "before_import": "cloth.integrators",
+                "line": 25,
+            },
+            before=DRAPE_BEFORE,
+            after=DRAPE_AFTER,
         ),
         Example(
             title="already in place: no change",
@@ -229,15 +347,17 @@ class ConfigAtEntry(WarpCodemod):
             for stmt in between:
                 if config_target(stmt, warp) == name:
                     return tree  # already in place (value checked by _late_assignments)
-        movable = target_index is not None and between and all(_is_third_party_import(s) for s in between)
-        if warp_index is not None and warp_index < at and not movable:
-            if warp_index + 1 == at and target_index is not None:
+        if warp_index is not None and warp_index < at:
+            # after the third-party imports that follow `import warp`, so the setting splits no isort section
+            rest_third_party = target_index is not None and all(_is_third_party_import(s) for s in between)
+            setting_at = at if rest_third_party else warp_index + 1
+            if setting_at == at and target_index is not None:
                 body[at] = _with_blank_line(body[at])
-            return tree.with_changes(body=insert_at(body, warp_index + 1, [wanted]))
+            return _placed(tree, body, setting_at, [wanted], alias)
 
         if warp_index is None:
             warp_line: cst.BaseStatement = parse_stmt(f"import warp as {alias}" if alias != "warp" else "import warp")
-        else:  # move `import warp` to the end of the third-party imports, right before the project's
+        else:  # move `import warp` up, right before the project's imports
             warp_line = body[warp_index]
             assert isinstance(warp_line, cst.SimpleStatementLine)
             if len(warp_line.body) != 1 or len(warp_line.body[0].names) != 1:  # type: ignore[attr-defined]
@@ -251,13 +371,13 @@ class ConfigAtEntry(WarpCodemod):
             if warp_index < at:
                 at -= 1
         if target_index is None:
-            return tree.with_changes(body=insert_at(body, at, [warp_line, wanted]))
+            return _placed(tree, body, at, [warp_line, wanted], alias)
         # isort's sections: the warp import joins a third-party block right before it, else a blank line
         # separates it; the project imports after the setting start a section of their own.
         joins = at == 0 or _is_third_party_import(body[at - 1])
         warp_line = warp_line.with_changes(leading_lines=[] if joins else [cst.EmptyLine()])
         body[at] = _with_blank_line(body[at])
-        return tree.with_changes(body=insert_at(body, at, [warp_line, wanted]))
+        return _placed(tree, body, at, [warp_line, wanted], alias)
 
     def _late_assignments(self, tree: cst.Module, warp: WarpImports) -> list[cst.BaseSmallStatement]:
         """Assignments to remove: the one on `line`, and conflicting-position top-level duplicates."""

@@ -57,9 +57,9 @@ class CpuMaxWorkers(WarpCodemod):
         ),
         Example(
             title="one call by line, positional arguments",
-            args={"file": "main.py", "lines": [2]},
-            before="from warp import force_load\nforce_load(None, mods, None, 8)\n",
-            after="from warp import force_load\nforce_load(None, mods, None, 1)\n",
+            args={"file": "main.py", "lines": [3]},
+            before="from warp import force_load\n\nforce_load(None, mods, None, 8)\n",
+            after="from warp import force_load\n\nforce_load(None, mods, None, 1)\n",
         ),
     )
     REFUSALS = (

@@ -9,6 +9,7 @@ import libcst as cst
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
+    clear_shells,
     code,
     find_functions,
     header_end,
@@ -18,6 +19,8 @@ from ._cst import (
     module_has_statement,
     parse_stmt,
     remove_statements,
+    shell_names,
+    shell_notes,
     single_call,
     with_blank_line_before,
     without_leading_blank_lines,
@@ -54,6 +57,38 @@ def options_dict(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
+# The comment a function the hoist emptied keeps, in place of its work.
+WHERE_OPTIONS_WENT = "Its module options are set at module scope now, before the module's first load."
+
+# A module of a project, with its own import style (a `from __future__` line, `import warp` unaliased).
+SETTINGS_BEFORE = '''\
+"""Stage settings; the project's tests check that configure() applies them."""
+
+from __future__ import annotations
+
+import warp
+
+
+def configure() -> None:
+    """Turn off the backward pass for this stage's kernels."""
+    warp.get_module(__name__).options.update({'enable_backward': False})
+'''
+SETTINGS_AFTER = '''\
+"""Stage settings; the project's tests check that configure() applies them."""
+
+from __future__ import annotations
+
+import warp
+
+warp.get_module(__name__).options.update({'enable_backward': False})
+
+
+def configure() -> None:
+    """Turn off the backward pass for this stage's kernels."""
+    # Its module options are set at module scope now, before the module's first load.
+'''
+
+
 class _OptionsCalls(cst.CSTVisitor):
     def __init__(self, warp: WarpImports) -> None:
         self.warp = warp
@@ -72,8 +107,13 @@ class HoistOptions(WarpCodemod):
 
     Placement: right after the file's import header (see `header_end`): after the last top-level
     import, and after any `wp.config.X = ...` lines that directly follow it; this is before every
-    kernel definition and any top-level launch. The function keeps its other statements (`pass`
-    when nothing is left). Only calls that are direct statements of the function body move.
+    kernel definition and any top-level launch. The function keeps its other statements. Only calls
+    that are direct statements of the function body move.
+
+    A function the hoist leaves without statements is no empty shell: a private one (`_name`) that the file
+    only calls as a bare statement is removed with its calls (note "removed-helper"); any other keeps its
+    docstring and a comment saying where its options went (notes "emptied-function", and "stale-docstring"
+    when it has a docstring, which described them).
 
     args:
       file (str): path of the file that owns the module (relative to the repo root).
@@ -110,7 +150,33 @@ class HoistOptions(WarpCodemod):
             after=(
                 'import warp as wp\n\nwp.set_module_options({"fast_math": True})\n\n\n'
                 "@wp.kernel\ndef step(x: wp.array(dtype=float)):\n    x[wp.tid()] += 1.0\n\n\n"
-                "def setup():\n    pass\n"
+                "def setup():\n"
+                "    pass  # Its module options are set at module scope now, before the module's first load.\n"
+            ),
+            notes=("setup() was left empty: kept for its callers, with a comment",),
+        ),
+        Example(
+            title="a private function left empty goes, with its calls",
+            args={"file": "stage.py", "function": "_forward_only"},
+            before=(
+                "import warp as wp\n\n\ndef _forward_only():\n"
+                '    wp.get_module(__name__).options.update({"enable_backward": False})\n\n\n'
+                "def run(a):\n    _forward_only()\n    wp.launch(scale, dim=1, inputs=[a])\n"
+            ),
+            after=(
+                'import warp as wp\n\nwp.get_module(__name__).options.update({"enable_backward": False})\n\n\n'
+                "def run(a):\n    wp.launch(scale, dim=1, inputs=[a])\n"
+            ),
+            notes=("_forward_only() was left empty and only called: removed, with its calls",),
+        ),
+        Example(
+            title="a project's public setup function: it keeps its docstring, which is flagged",
+            args={"file": "pipeline/settings.py", "function": "configure"},
+            before=SETTINGS_BEFORE,
+            after=SETTINGS_AFTER,
+            notes=(
+                "configure() was left empty: kept for its callers, with a comment",
+                "configure(): its docstring describes the options it set, no longer done",
             ),
         ),
         Example(
@@ -160,6 +226,8 @@ class HoistOptions(WarpCodemod):
         name = self.args["function"]
         functions = [f for f in find_functions(tree) if f.node.name.value == name]
         if not functions:
+            if self._module_scope_has_options(tree, warp):
+                return tree  # hoisted already, and the function it emptied removed
             raise self.refuse(f"no function named {name!r}")
         wanted_line = self.args["line"]
 
@@ -189,7 +257,9 @@ class HoistOptions(WarpCodemod):
             raise self.refuse(f"no module-options call{where} directly in {name}()")
 
         new_statements = [self._module_statement(stmt, warp) for stmt in moved]
+        shells_before = shell_names(tree)
         tree = remove_statements(tree, [s.body[0] for s in moved], within=tops)
+        tree = self._clear_shells(tree, (shell_names(tree) - shells_before) & {name})
         new_statements = [s for s in new_statements if not module_has_statement(tree, code(s))]
         deduped: list[cst.SimpleStatementLine] = []
         for stmt in new_statements:
@@ -200,6 +270,17 @@ class HoistOptions(WarpCodemod):
         deduped[0] = with_blank_line_before(deduped[0])
         index = header_end(tree, warp)
         return tree.with_changes(body=insert_at(tree.body, index, deduped))
+
+    def _clear_shells(self, tree: cst.Module, emptied: set[str]) -> cst.Module:
+        """A function the hoist left empty goes, with its calls, when private and only called; else it says
+        where its options went (see `clear_shells`)."""
+        if not emptied:
+            return tree
+        self._whole_file_needed_for(emptied)
+        tree, shells = clear_shells(tree, emptied, self.code_of(tree) + self.elided_text, WHERE_OPTIONS_WENT)
+        for kind, message, function in shell_notes(shells, "the options it set"):
+            self.note(kind, message, function)
+        return tree
 
     def _module_scope_has_options(self, tree: cst.Module, warp: WarpImports) -> bool:
         for stmt in tree.body:

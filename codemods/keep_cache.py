@@ -9,12 +9,19 @@ import libcst as cst
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
+    clear_shells,
     code,
     find_functions,
     literal_value,
     remove_statements,
+    shell_names,
+    shell_notes,
 )
 from .specs import KeepCacheArgs
+
+# The comment a function left empty keeps: its work is not elsewhere, it is gone on purpose.
+WHY_EMPTY = "It cleared or discarded the kernel cache, which is now kept between runs."
+
 
 
 def _call_name(call: cst.Call) -> str:
@@ -126,6 +133,46 @@ def remove_unused_imports(tree: cst.Module, candidates: set[str], text: str | No
         else (tree.with_changes(body=body))
     )
 
+HEATGRID_BEFORE = '''\
+"""Heat diffusion on a grid."""
+
+import warp as wp
+
+from heatgrid import kernels
+
+
+def _fresh_start():
+    """Start every run from an empty kernel cache."""
+    wp.clear_kernel_cache()
+
+
+def reset_caches():
+    """Clear Warp's caches so the next run rebuilds everything."""
+    wp.clear_kernel_cache()
+    wp.clear_lto_cache()
+
+
+def main():
+    _fresh_start()
+    reset_caches()
+    kernels.run()
+'''
+HEATGRID_AFTER = '''\
+"""Heat diffusion on a grid."""
+
+from heatgrid import kernels
+
+
+def reset_caches():
+    """Clear Warp's caches so the next run rebuilds everything."""
+    # It cleared or discarded the kernel cache, which is now kept between runs.
+
+
+def main():
+    reset_caches()
+    kernels.run()
+'''
+
 
 class KeepCache(WarpCodemod):
     """Removes statements, by exact site, that make every run a cold start: the kernel cache cleared
@@ -138,7 +185,11 @@ class KeepCache(WarpCodemod):
     `tempfile.mkdtemp()`/`TemporaryDirectory()` call, a name bound to one, or a call `helper()` of a
     per-run helper), `shutil.rmtree(<that dir>)` and `atexit.register(shutil.rmtree, <that dir>)`,
     `os.environ["CUDA_CACHE_DISABLE"] = ...` and `os.environ.setdefault("CUDA_CACHE_DISABLE", ...)`.
-    Imports left unused are removed; an emptied block gets `pass`.
+    Imports left unused are removed; an emptied block gets `pass`. A function left without statements
+    is no empty shell: a private one only called as a bare statement goes with its calls (note
+    "removed-helper"); any other keeps its docstring (note "stale-docstring") and a comment saying why
+    it is empty (note "emptied-function"). A comment on or right above a removed line goes with it (note
+    "removed-comment").
 
     A per-run helper is a top-level def of this file whose body makes a temporary directory, or a
     function named in `helpers` (defined in another file: the run proved its directory per-run).
@@ -233,6 +284,29 @@ class KeepCache(WarpCodemod):
                 "with its cleanup",
             ),
         ),
+        Example(
+            title="a comment that explained the removed line goes with it, and the note says so",
+            args={"file": "app.py", "lines": [6]},
+            before=(
+                "import warp as wp\n\n\ndef main():\n"
+                "    # Start from a clean cache so timings are comparable.\n"
+                "    wp.clear_kernel_cache()\n    wp.init()\n"
+            ),
+            after="import warp as wp\n\n\ndef main():\n    wp.init()\n",
+            notes=("line 6: its comment went with it: # Start from a clean cache so timings are comparable.",),
+        ),
+        Example(
+            title="a project's functions left empty: the private one goes with its call, the public one says why",
+            args={"file": "heatgrid/app.py", "lines": [10, 15, 16]},
+            before=HEATGRID_BEFORE,
+            after=HEATGRID_AFTER,
+            notes=(
+                "_fresh_start() was left empty and only called: removed, with its calls",
+                "reset_caches() was left empty: kept for its callers, with a comment",
+                "reset_caches(): its docstring describes the cache work, no longer done",
+                "imports left unused removed: wp",
+            ),
+        ),
     )
     REFUSALS = (
         Refusal(
@@ -286,8 +360,12 @@ class KeepCache(WarpCodemod):
                         raise self.refuse(f"line {line} is in {fname}(), a protected maintenance function")
                 doomed.append(small)
                 tops.append(tree.body[index])
+                self._note_comment(int(line))
+        shells_before = shell_names(tree) if doomed else set()
         tree = remove_statements(tree, doomed, within=tops)
         candidates = {n for small in doomed for n in _root_names(small)}
+        if doomed:
+            tree = self._clear_shells(tree, shell_names(tree) - shells_before)
         if self._helpers:
             tree, helper_names = self._clean_helpers(tree)
             candidates |= helper_names
@@ -297,6 +375,28 @@ class KeepCache(WarpCodemod):
         if removed:
             self.note("removed-import", f"imports left unused removed: {', '.join(sorted(removed))}")
         return cleaned
+
+    def _note_comment(self, line: int) -> None:
+        """The comment lines that explained a removed line go with it: the note keeps them for the body."""
+        stmt = self.lines.statement_at_line(line)
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return
+        comments = [ln.comment.value for ln in stmt.leading_lines if ln.comment is not None]
+        if stmt.trailing_whitespace.comment is not None:
+            comments.append(stmt.trailing_whitespace.comment.value)
+        if comments:
+            self.note("removed-comment", f"line {line}: its comment went with it: {' '.join(comments)}")
+
+    def _clear_shells(self, tree: cst.Module, emptied: set[str]) -> cst.Module:
+        """A function left empty goes, with its calls, when private and only called; else it says why it is
+        empty (see `clear_shells`)."""
+        if not emptied:
+            return tree
+        self._whole_file_needed_for(emptied)
+        tree, shells = clear_shells(tree, emptied, self.code_of(tree) + self.elided_text, WHY_EMPTY)
+        for kind, message, function in shell_notes(shells, "the cache work"):
+            self.note(kind, message, function)
+        return tree
 
     def _destroys_cache(
         self, small: cst.BaseSmallStatement, warp: WarpImports, temp: _LazyTempNames, cache_dirs: _LazyCacheDirs

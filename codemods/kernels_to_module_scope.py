@@ -263,6 +263,7 @@ class KernelsToModuleScope(WarpCodemod):
             self.note(
                 "stale-docstring",
                 f"{new.name.value}(): docstring says {first!r}; its kernels are now defined at import",
+                new.name.value,
             )
 
     def _check_name_is_free(self, kernel: cst.FunctionDef, factory: cst.FunctionDef) -> None:

@@ -21,6 +21,58 @@ from ._cst import (
 )
 from .specs import PreloadArgs
 
+# Where a preload call wraps, one argument a line: black's default, so the call reads right under any longer limit.
+WRAP_AT = 88
+INDENT = "    "
+
+SOLVER_BEFORE = '''\
+"""Fluid solver entry point."""
+
+import warp as wp
+
+from fluid import advect, pressure, render
+
+
+class Solver:
+    def __init__(self, grid):
+        self.grid = grid
+
+    def run(self, steps: int):
+        """Advance `steps` frames on the GPU."""
+        for _ in range(steps):
+            advect.step(self.grid)
+            pressure.solve(self.grid)
+        render.frame(self.grid)
+'''
+SOLVER_AFTER = '''\
+"""Fluid solver entry point."""
+
+import warp as wp
+
+from fluid import advect, pressure, render
+
+
+class Solver:
+    def __init__(self, grid):
+        self.grid = grid
+
+    def run(self, steps: int):
+        """Advance `steps` frames on the GPU."""
+        wp.force_load(
+            device="cuda:0",
+            modules=[
+                wp.get_module("fluid.advect"),
+                wp.get_module("fluid.pressure"),
+                wp.get_module("fluid.render"),
+            ],
+            max_workers=3,
+        )
+        for _ in range(steps):
+            advect.step(self.grid)
+            pressure.solve(self.grid)
+        render.frame(self.grid)
+'''
+
 
 class Preload(WarpCodemod):
     """Inserts `wp.force_load(device=..., modules=[wp.get_module("m"), ...], max_workers=N)` at the
@@ -76,8 +128,11 @@ class Preload(WarpCodemod):
             after=(
                 "import warp as wp\nimport app\n\n\ndef main():\n"
                 '    wp.get_module("sim").options.update({"block_dim": 128})\n'
-                '    wp.force_load(device="cuda:0", modules=[wp.get_module("sim"), wp.get_module("render")], '
-                "max_workers=2)\n"
+                "    wp.force_load(\n"
+                '        device="cuda:0",\n'
+                '        modules=[wp.get_module("sim"), wp.get_module("render")],\n'
+                "        max_workers=2,\n"
+                "    )\n"
                 '    wp.launch(app.step, dim=10, device="cuda:0")\n'
             ),
         ),
@@ -87,9 +142,24 @@ class Preload(WarpCodemod):
             before='import warp\n\n\ndef run():\n    """Go."""\n    step()\n',
             after=(
                 'import warp\n\n\ndef run():\n    """Go."""\n'
-                '    warp.force_load(device="cuda", modules=[warp.get_module("a"), warp.get_module("b"), '
-                'warp.get_module("c")], max_workers=3)\n    step()\n'
+                "    warp.force_load(\n"
+                '        device="cuda",\n'
+                '        modules=[warp.get_module("a"), warp.get_module("b"), warp.get_module("c")],\n'
+                "        max_workers=3,\n"
+                "    )\n"
+                "    step()\n"
             ),
+        ),
+        Example(
+            title="a project's method: the call wraps as black would, one module a line",
+            args={
+                "file": "fluid/solver.py",
+                "modules": ["fluid.advect", "fluid.pressure", "fluid.render"],
+                "device": "cuda:0",
+                "function": "run",
+            },
+            before=SOLVER_BEFORE,
+            after=SOLVER_AFTER,
         ),
     )
     REFUSALS = (
@@ -120,19 +190,6 @@ class Preload(WarpCodemod):
 
         warp = WarpImports.of(tree)
         alias = ensure_warp_alias(self, warp)
-        texts = [
-            f"{alias}.get_module({json.dumps(m)}).options.update({py_literal({'block_dim': int(bd)})})"
-            for m, bd in (self.args["block_dims"] or {}).items()
-        ]
-        module_list = ", ".join(f"{alias}.get_module({json.dumps(m)})" for m in modules)
-        texts.append(
-            f"{alias}.force_load(device={json.dumps(device)}, modules=[{module_list}], max_workers={workers})"
-        )
-        present = squash(self.code_of(tree))
-        new = [parse_stmt(t) for t in texts if squash(t) not in present]
-        if not new:
-            return tree
-
         if self.args["function"] is not None:
             found = functions_named(tree, self.args["function"])
             if len(found) != 1 or not isinstance(found[0].node.body, cst.IndentedBlock):
@@ -140,8 +197,11 @@ class Preload(WarpCodemod):
                     f"expected one function named {self.args['function']!r}, found {len(found)}"
                 )
             block = found[0].node.body
-            start = body_start(block)
-            new_block = block.with_changes(body=insert_at(block.body, start, new))
+            column = self.lines.positions(self.lines.index_of(found[0].top))[block.body[0]].start.column
+            new = self._statements(tree, alias, modules, device, workers, column)
+            if not new:
+                return tree
+            new_block = block.with_changes(body=insert_at(block.body, body_start(block), new))
             return replace_nodes(tree, {block: new_block}, within=[found[0].top])
 
         line = int(self.args["before_line"])
@@ -150,7 +210,47 @@ class Preload(WarpCodemod):
             raise self.refuse(f"no statement on line {line}")
         index = self.lines.index_at_line(line)
         assert index is not None
+        column = self.lines.positions(index)[target].start.column
+        new = self._statements(tree, alias, modules, device, workers, column)
+        if not new:
+            return tree
         return insert_next_to(tree, target, new, within=[tree.body[index]])
+
+    def _statements(
+        self, tree: cst.Module, alias: str, modules: list[str], device: str, workers: int, column: int
+    ) -> list[cst.SimpleStatementLine]:
+        """The block_dim settings and the preload call, written for `column`; none already in the file."""
+        texts = [
+            f"{alias}.get_module({json.dumps(m)}).options.update({py_literal({'block_dim': int(bd)})})"
+            for m, bd in (self.args["block_dims"] or {}).items()
+        ]
+        module_list = [f"{alias}.get_module({json.dumps(m)})" for m in modules]
+        arguments = [f"device={json.dumps(device)}", ("modules=", module_list), f"max_workers={workers}"]
+        texts.append(_call(f"{alias}.force_load", arguments, column))
+        present = _comparable(self.code_of(tree))
+        return [parse_stmt(t) for t in texts if _comparable(t) not in present]
+
+
+def _call(callee: str, arguments: list[str | tuple[str, list[str]]], column: int) -> str:
+    """`callee(a, b=[x, y])` on one line when it fits in WRAP_AT from `column`, else one argument a line
+    (and a list that still does not fit, one item a line), as black would wrap it."""
+    flat = [a if isinstance(a, str) else f"{a[0]}[{', '.join(a[1])}]" for a in arguments]
+    one_line = f"{callee}({', '.join(flat)})"
+    if column + len(one_line) <= WRAP_AT:
+        return one_line
+    lines = []
+    for argument, text in zip(arguments, flat):
+        if isinstance(argument, tuple) and column + len(INDENT + text + ",") > WRAP_AT:
+            name, items = argument
+            lines += [f"{INDENT}{name}[", *(f"{INDENT * 2}{item}," for item in items), f"{INDENT}],"]
+        else:
+            lines.append(f"{INDENT}{text},")
+    return "\n".join([f"{callee}(", *lines, ")"])
+
+
+def _comparable(text: str) -> str:
+    """Code with whitespace and trailing commas removed: a call reads the same wrapped or not."""
+    return squash(text).replace(",)", ")").replace(",]", "]")
 
 
 __all__ = ["Preload"]

@@ -166,6 +166,11 @@ class Comparison:
         return sum((len(new) - len(old)) * self.key_uses.get(new, 0) for old, new in self.renames)
 
     @property
+    def shrunk(self) -> list[str]:
+        """The structure fields that shrank (generated source only beyond what renamed keys explain)."""
+        return [name for name, way in self._moved().items() if way < 0]
+
+    @property
     def structural_win(self) -> bool:
         return -1 in self._moved().values() and 1 not in self._moved().values()
 

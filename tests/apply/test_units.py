@@ -13,7 +13,7 @@ from warp_fix.apply import budget
 from warp_fix.apply.commit import commit_files, commit_message, identity_env, trailers
 from warp_fix.apply.gate import Gate
 from warp_fix.apply.git import Git
-from warp_fix.apply.ledger import Numbers, TestSummary
+from warp_fix.apply.ledger import KEPT, EditNote, Entry, GoneBuild, Numbers, TestSummary, ToCheck
 from warp_fix.apply.review import branch_log
 from warp_fix.compare import (
     IMPROVED,
@@ -24,7 +24,7 @@ from warp_fix.compare import (
     TimingDelta,
 )
 from warp_fix.config import ConfigError, load_config, parse_config
-from warp_fix.metrics import COLD_MODULE, IDENTITIES, KERNEL
+from warp_fix.metrics import COLD_MODULE, IDENTITIES, KERNEL, WARM_MODULE
 from warp_fix.model import ADVISORY, CONSENT, SAFE, Fix
 from warp_fix.report import Stat
 
@@ -121,12 +121,17 @@ def numbers(verdict=IMPROVED) -> Numbers:
     return Numbers.of(c, per_arm=1, launch_count=12, stop="decisive")
 
 
+def kept(numbers: Numbers, tests: TestSummary | None = None, **found) -> Entry:
+    """The ledger entry of a kept fix of a.py, as apply hands it to the commit."""
+    return Entry("F1", FIX.slug, FIX.title, SAFE, KEPT, "", ["a.py"], numbers=numbers, tests=tests, **found)
+
+
 def test_commit_message_has_subject_body_and_parseable_trailers():
-    message = commit_message(FIX, numbers(), TestSummary("pytest -q", True, 0, 3.2), "decisive")
+    message = commit_message(FIX, kept(numbers(), TestSummary("pytest -q", True, 0, 3.2)), "wf/startup")
     subject, blank, *_ = message.splitlines()
     assert subject == FIX.title and blank == ""
     assert "built once." in message
-    assert "- module identities built: 4 -> 3" in message
+    assert "- compile elapsed: 1000 -> 600 ms" in message
     assert "launches preserved: yes, 12 launches" in message
     assert "Tests: `pytest -q` passed (exit 0, 3.2 s)." in message
     assert all(len(line) <= 110 for line in message.splitlines())
@@ -146,7 +151,7 @@ def test_identity_falls_back_to_warp_fix_only_when_none_is_configured(tmp_path, 
     repo = init_repo(tmp_path / "r", {"a.py": "x = 1\n"}, identity=False)
     assert identity_env(Git(repo))["GIT_AUTHOR_EMAIL"] == "warp-fix@localhost"
     (repo / "a.py").write_text("x = 2\n")
-    commit_files(Git(repo), ["a.py"], commit_message(FIX, numbers(), None, "decisive"))
+    commit_files(Git(repo), ["a.py"], commit_message(FIX, kept(numbers()), "wf/startup"))
     assert git(repo, "log", "-1", "--format=%an <%ae>|%cn") == "warp-fix <warp-fix@localhost>|warp-fix"
     git(repo, "config", "user.name", "Ada")
     git(repo, "config", "user.email", "ada@example.com")
@@ -236,7 +241,7 @@ def test_trade_off_fix_without_consent_is_measured_and_offered_with_consent_kept
 def test_kernel_time_goes_to_the_body_and_a_trailer_with_useful_precision():
     c = comparison(IMPROVED, {"lto_artifacts": (2, 0)}, delta=-400.0, n=3)
     c.timing.append(TimingDelta(KERNEL.label, Stat(1.84, 0.01, [1.84] * 3), Stat(5.31, 0.02, [5.31] * 3), 3.47, 0.06))
-    message = commit_message(FIX, Numbers.of(c, per_arm=3, launch_count=40), None, "decisive")
+    message = commit_message(FIX, kept(Numbers.of(c, per_arm=3, launch_count=40)), "wf/startup")
     assert "Warp-Fix-Kernel-Ms: 1.84 -> 5.31" in message
     assert "- steady-state kernel time: 1.84 -> 5.31 ms (median of n=3/3" in message
 
@@ -248,7 +253,7 @@ def test_log_lists_warp_fix_and_foreign_commits_with_deltas(tmp_path):
     repo = init_repo(tmp_path / "r", {"a.py": "x = 1\n", "b.py": "y = 1\n"})
     git(repo, "checkout", "-q", "-b", "wf/startup")
     (repo / "a.py").write_text("x = 2\n")
-    commit_files(Git(repo), ["a.py"], commit_message(FIX, numbers(), None, "decisive"))
+    commit_files(Git(repo), ["a.py"], commit_message(FIX, kept(numbers()), "wf/startup"))
     (repo / "b.py").write_text("y = 2\n")
     git(repo, "commit", "-qam", "Tidy b")
     git(repo, "checkout", "-q", "main")
@@ -267,7 +272,7 @@ def test_log_cli_prints_rows_and_json(tmp_path):
     repo = init_repo(tmp_path / "r", {"a.py": "x = 1\n"})
     git(repo, "checkout", "-q", "-b", "wf/s")
     (repo / "a.py").write_text("x = 2\n")
-    commit_files(Git(repo), ["a.py"], commit_message(FIX, numbers(), None, "decisive"))
+    commit_files(Git(repo), ["a.py"], commit_message(FIX, kept(numbers()), "wf/startup"))
     git(repo, "checkout", "-q", "main")
     text = run_cli("log", "wf/s", cwd=repo)
     assert text.returncode == 0 and "late-module-options" in text.stdout and "4 -> 3" in text.stdout
@@ -277,7 +282,7 @@ def test_log_cli_prints_rows_and_json(tmp_path):
 
 
 def test_a_saved_ledger_reads_back_as_the_same_ledger(tmp_path):
-    from warp_fix.apply.ledger import KEPT, Baseline, EditNote, Entry, Ledger, load_ledger, save_ledger
+    from warp_fix.apply.ledger import Baseline, Ledger, load_ledger, save_ledger
 
     entry = Entry("F1", FIX.slug, FIX.title, SAFE, KEPT, "structure shrank", ["a.py"], "abc123", numbers())
     entry.tests = TestSummary("pytest -q", True, 0, 3.2)
@@ -289,10 +294,101 @@ def test_a_saved_ledger_reads_back_as_the_same_ledger(tmp_path):
     assert load_ledger(tmp_path, "wf/other") is None
 
 
-def test_the_codemod_s_notes_come_after_the_description():
-    from warp_fix.apply.ledger import EditNote
+def test_the_body_leads_with_the_metric_that_decided():
+    structural = commit_message(FIX, kept(numbers()), "wf/startup").splitlines()
+    assert structural[2] == "Kept for module identities built: 4 -> 3; generated source bytes: 900 ->"
+    assert structural[3] == "500."
 
+    cache = comparison(IMPROVED, {"identities": (5, 5), "warm_builds": (5, 0)}, reasons=["structure shrank"])
+    cache.timing.append(TimingDelta(WARM_MODULE.label, Stat(2537.0, 20.0, [2537.0]), Stat(5.0, 1.0, [5.0]), -2532, 60))
+    cache.judged_on = WARM_MODULE.label
+    body = commit_message(FIX, kept(Numbers.of(cache, per_arm=1, launch_count=12)), "wf/startup")
+    assert body.split("\n\n")[1].startswith("Kept for warm module work: 2537 -> 5 ms (-2532 ms, beyond the ±60 ms")
+    assert "warm builds: 5 -> 0." in body.split("\n\n")[1]
+
+    preload = comparison(IMPROVED, delta=-300.0, n=3, reasons=["compile elapsed: 1000 -> 700 ms"])
+    body = commit_message(FIX, kept(Numbers.of(preload, per_arm=3, launch_count=12)), "wf/startup")
+    assert body.split("\n\n")[1].startswith("Kept for compile elapsed: 1000 -> 700 ms")
+    assert "- cold module work: 1000 -> 700 ms" in body  # measured too, not what decided
+
+
+def test_the_body_gives_evidence_notes_what_to_check_and_how_to_roll_back():
     unused = "f(): parameter `module` is no longer used (kept: callers may still pass it)"
-    message = commit_message(FIX, numbers(), None, "decisive", [EditNote("a.py", "unused-parameter", unused)])
-    notes = "Codemod notes:\n- a.py: f(): parameter `module` is no longer used (kept: callers may\n  still pass it)"
-    assert f"built once.\n\n{notes}\n\nMeasured against" in message
+    stale = "its docstring describes the options it set, no longer done"
+    entry = kept(
+        numbers(),
+        notes=[EditNote("a.py", "unused-parameter", unused), EditNote("a.py", "stale-docstring", f"f(): {stale}", "f")],
+        gone=[GoneBuild("a", "cpu", 412.0, "cold", "option fast_math changed after the first load", "a.py:7 in f")],
+        to_check=[ToCheck("a.py", 5, "f", "Set fast math.", stale)],
+    )
+    paragraphs = commit_message(FIX, entry, "wf/startup").split("\n\n")
+    assert paragraphs[4:9] == [
+        "Builds gone:\n"
+        "- rebuild of a on cpu, 412 ms: option fast_math changed after the first\n"
+        "  load (a.py:7 in f)",
+        "Codemod notes:\n- a.py: f(): parameter `module` is no longer used (kept: callers may\n  still pass it)",
+        'Left for you to check:\n- a.py:5 f(): "Set fast math." (its docstring describes the options it\n'
+        "  set, no longer done)",
+        "Tests: none configured (gated on launches, output and options only).",
+        "Roll back: `git revert` this commit on wf/startup (`warp-fix log\nwf/startup` lists its sha); it "
+        "changes only a.py.",
+    ]
+
+
+def test_docstrings_of_functions_whose_body_the_edit_changed_are_left_to_check(tmp_path):
+    from warp_fix.apply.evidence import docstrings_to_check
+
+    before = '''
+        import warp as wp
+
+
+        class Stage:
+            def setup(self):
+                """Turn on fast math for this stage."""
+                wp.set_module_options({"fast_math": True})
+                self.ready = True
+
+            def run(self):
+                """Untouched by the edit."""
+                return self.ready
+    '''
+    repo = init_repo(tmp_path / "r", {"a.py": before})
+    edited = (repo / "a.py").read_text().replace('        wp.set_module_options({"fast_math": True})\n', "")
+    (repo / "a.py").write_text('import warp as wp\n\nwp.set_module_options({"fast_math": True})\n' + edited[18:])
+    stale = "its docstring describes the options it set, no longer done"
+    note = EditNote("a.py", "stale-docstring", f"setup(): {stale}", "setup")
+    assert docstrings_to_check(Git(repo), ["a.py"], [note]) == [
+        ToCheck("a.py", 8, "Stage.setup", "Turn on fast math for this stage.", stale)
+    ]
+    assert docstrings_to_check(Git(repo), ["a.py"], [])[0].why == "the edit changed its body"
+
+
+# -- what the run leaves and says ---------------------------------------------------------------------
+
+
+def test_a_total_inside_the_noise_band_reads_as_noise_not_as_a_regression():
+    from warp_fix.apply.view import total_line
+
+    c = comparison(IMPROVED, {"identities": (5, 3), "warm_builds": (5, 0)}, delta=613.0, band=900.0, n=3)
+    line = total_line(Numbers.of(c, per_arm=3, launch_count=12))
+    assert line.startswith("module identities built 5 -> 3, warm builds 5 -> 0; cold module work 1000 -> 1613 ms")
+    assert "(inside the ±900 ms noise band: not significant)" in line
+    slower = total_line(Numbers.of(comparison(delta=-613.0, band=100.0, n=3), per_arm=3, launch_count=12))
+    assert slower.startswith("no structural change; cold module work 1000 -> 387 ms (-613 ms, beyond the ±100 ms")
+
+
+def test_a_run_that_keeps_nothing_leaves_no_branch_and_says_what_it_tried(tmp_path):
+    from warp_fix.apply.ledger import DROPPED, Ledger
+    from warp_fix.apply.loop import nothing_kept_note
+    from warp_fix.apply.worktree import UserRepo, Workspace
+
+    repo = init_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    with Workspace(UserRepo.discover(repo), "wf/s") as workspace:
+        workspace.create_branch()
+    assert not git(repo, "branch", "--list", "wf/s")
+
+    ledger = Ledger("wf/s", "base", "main", ["python", "app.py"], "", "rule")
+    ledger.entries.append(Entry("F1", FIX.slug, FIX.title, SAFE, DROPPED, "inconclusive; no structural change"))
+    assert nothing_kept_note(ledger) == (
+        "no fix kept, so no branch was left (wf/s is free for a rerun). F1 dropped, inconclusive"
+    )

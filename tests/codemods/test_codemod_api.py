@@ -82,7 +82,10 @@ def test_edits_leave_everything_else_byte_identical() -> None:
     assert out == SIM.replace(
         "# time step",
         'wp.set_module_options({"fast_math": False})\n\n# time step',
-    ).replace('    wp.set_module_options({"fast_math": False})\n', "    pass\n")
+    ).replace(
+        '    wp.set_module_options({"fast_math": False})\n',
+        "    pass  # Its module options are set at module scope now, before the module's first load.\n",
+    )
 
 
 def test_refusal_writes_nothing(tmp_path: Path) -> None:

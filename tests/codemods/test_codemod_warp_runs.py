@@ -264,6 +264,10 @@ def test_setting_at_a_package_entry_reaches_the_modules_its_first_import_creates
     args = {"file": "pkg/__main__.py", "name": "enable_backward", "value": False, "before_import": "pkg.sim"}
     assert apply_codemod("config_at_entry", tmp_path, args)
     assert apply_codemod("config_at_entry", tmp_path, args) == []
-    expected = "import argparse\n\nimport warp as wp\n\nwp.config.enable_backward = False\n\nfrom .sim import simulate"
+    expected = (
+        "import argparse\n\nimport warp as wp\n\n"
+        "# Before the imports below: a Warp module reads wp.config when it is created.\n"
+        "wp.config.enable_backward = False\n# isort: split\n\nfrom .sim import simulate  # noqa: E402"
+    )
     assert expected in (tmp_path / "pkg" / "__main__.py").read_text()
     assert "RESULT [1.0, 1.0, 1.0] BACKWARD False" in run_warp(tmp_path, "run.py")

@@ -3,27 +3,39 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
 
+from warp_fix.apply.evidence import STALE_DOCSTRING
 from warp_fix.apply.git import Git
-from warp_fix.apply.ledger import EditNote, Numbers, TestSummary
+from warp_fix.apply.ledger import Entry, GoneBuild, Numbers, TestSummary, ToCheck, significance
 from warp_fix.apply.trailers import Change, CommitTrailers, TrailerCodec
-from warp_fix.metrics import STRUCTURE, TRAILED, Metric
+from warp_fix.metrics import STRUCTURE, TIMING, TRAILED, Metric, fmt_ms
 from warp_fix.model import Fix
 
 FALLBACK_NAME = "warp-fix"
 FALLBACK_EMAIL = "warp-fix@localhost"
 WIDTH = 72
+MAX_EVIDENCE = 6  # builds listed as gone; the rest are counted
+BY_FIELD = {metric.field: metric for metric in (*TIMING, *STRUCTURE)}
 
 
-def commit_message(
-    fix: Fix, numbers: Numbers, tests: TestSummary | None, sampling: str, notes: Sequence[EditNote] = ()
-) -> str:
-    body = [_wrap(fix.description)] if fix.description else []
-    if notes:
-        body.append(_edit_notes(notes))
-    body.append(_measurements(numbers, sampling))
-    body.append(_tests_line(tests))
+def commit_message(fix: Fix, entry: Entry, branch: str) -> str:
+    """The commit of a kept fix, as a reviewer reads it: the metric that decided leads the body; then what the
+    fix does, the other measurements, the builds that are gone, what the codemod noted, the text left for the
+    reviewer to check, the tests and how to roll back; trailers for machines last."""
+    numbers = entry.numbers
+    assert numbers is not None, "a kept fix was measured"
+    body = [_decision(numbers)]
+    if fix.description:
+        body.append(_wrap(fix.description))
+    body.append(_measurements(numbers))
+    sections = (
+        ("Builds gone:", [_gone_line(g) for g in entry.gone[:MAX_EVIDENCE]] + _more(entry.gone)),
+        ("Codemod notes:", [f"{n.file}: {n.message}" for n in entry.notes if n.kind != STALE_DOCSTRING]),
+        ("Left for you to check:", [_check_line(point) for point in entry.to_check] + _unplaced(entry)),
+    )
+    body += [_listed(heading, items) for heading, items in sections if items]
+    body.append(_tests_line(entry.tests))
+    body.append(_roll_back(branch, entry.files))
     return "\n\n".join([fix.title.strip().rstrip("."), *body, trailers(fix, numbers)]) + "\n"
 
 
@@ -43,13 +55,46 @@ def commit_trailers(fix: Fix, numbers: Numbers) -> CommitTrailers:
     return CommitTrailers(fix.slug, fix.id, numbers.verdict, numbers.per_arm, changes, numbers.output_summary)
 
 
-def _measurements(n: Numbers, sampling: str) -> str:
-    lines = [f"Measured against the previous state, interleaved, n={n.per_arm} per arm ({sampling}):"]
-    lines += [f"- {t.record_line()}" for t in n.timing]
-    for metric in STRUCTURE:
-        if metric.field in n.structure:
-            before, after = n.structure[metric.field]
-            lines.append(f"- {metric.label}: {before} -> {after}")
+def _decision(n: Numbers) -> str:
+    """The first line of the body: the metric(s) the fix was kept on, with their numbers."""
+    decided = [line for metric in _deciding(n) if (line := _deciding_line(n, metric))]
+    if not decided:
+        return _wrap(f"Kept as {n.verdict}: " + "; ".join(n.reasons) + ".")
+    return _wrap("Kept for " + "; ".join(decided) + ".")
+
+
+def _deciding_line(n: Numbers, metric: Metric) -> str:
+    """A deciding metric in brief: a timing with its significance and sample counts (the list below has no
+    second copy of it, so its spread is here too)."""
+    timing = n.timing_of(metric) if metric.timing else None
+    if timing is None or timing.not_applicable:
+        return _metric_line(n, metric)
+    before, after = timing.before, timing.after
+    spread = f"n={len(before.values)}/{len(after.values)}, MAD {fmt_ms(before.mad)}/{fmt_ms(after.mad)} ms"
+    return f"{metric.label}: {timing.pair()} ms ({significance(timing)}; {spread})"
+
+
+def _deciding(n: Numbers) -> list[Metric]:
+    return [BY_FIELD[name] for name in n.decided_by if name in BY_FIELD]
+
+
+def _metric_line(n: Numbers, metric: Metric) -> str:
+    """`label: before -> after`, a timing with its spread and noise band; "" when not measured."""
+    if metric.timing:
+        timing = n.timing_of(metric)
+        return timing.record_line() if timing else ""
+    if metric.field not in n.structure:
+        return ""
+    before, after = n.structure[metric.field]
+    return f"{metric.label}: {before:,} -> {after:,}"  # a count, or bytes as its label says
+
+
+def _measurements(n: Numbers) -> str:
+    """Every other metric measured, then what the comparison checked besides speed."""
+    lines = [f"Also measured against the previous state, interleaved, n={n.per_arm} per arm ({n.stop}):"]
+    deciding = set(_deciding(n))
+    others = [m for m in (*TIMING, *STRUCTURE) if m not in deciding]
+    lines += [f"- {line}" for metric in others if (line := _metric_line(n, metric))]
     launches = {
         True: f"yes, {n.launch_count} launches in the same order and structure",
         False: "NO",
@@ -62,13 +107,44 @@ def _measurements(n: Numbers, sampling: str) -> str:
     lines.append(f"- program output preserved: {output}" + (f", {n.output_detail}" if n.output_detail else ""))
     lines += [f"- output {rule}" for rule in n.output_rules]
     lines += [f"- note: {note}" for note in n.notes]
-    return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
+    return "\n".join(_wrap(line, indent="  " if line.startswith("- ") else "") for line in lines)
 
 
-def _edit_notes(notes: Sequence[EditNote]) -> str:
-    """What the edit left or cleaned up that the diff does not show, file by file."""
-    lines = ["Codemod notes:"] + [f"- {note.file}: {note.message}" for note in notes]
-    return "\n".join(_wrap(line, indent="  ") if len(line) > WIDTH else line for line in lines)
+def _gone_line(gone: GoneBuild) -> str:
+    run = "rebuild" if gone.run == "cold" else "warm-start compile"
+    why = f": {gone.why}" if gone.why else ""
+    where = f" ({gone.site})" if gone.site and gone.site not in gone.why else ""
+    return f"{run} of {gone.module} on {gone.device}, {fmt_ms(gone.module_ms)} ms{why}{where}"
+
+
+def _more(gone: list[GoneBuild]) -> list[str]:
+    return [f"... and {len(gone) - MAX_EVIDENCE} more"] if len(gone) > MAX_EVIDENCE else []
+
+
+def _check_line(point: ToCheck) -> str:
+    """Where, what the docstring says, and why it may be false now (once, when the reason quotes it)."""
+    says = "" if point.says in point.why else f'"{point.says}" '
+    return f"{point.file}:{point.line} {point.function}(): {says}({point.why})"
+
+
+def _unplaced(entry: Entry) -> list[str]:
+    """The codemod's stale-docstring notes on a function no line of "Left for you to check" places."""
+    placed = {(point.file, point.function.rsplit(".", 1)[-1]) for point in entry.to_check}
+    return [
+        f"{note.file}: {note.message}"
+        for note in entry.notes
+        if note.kind == STALE_DOCSTRING and (note.file, note.function) not in placed
+    ]
+
+
+def _listed(heading: str, items: list[str]) -> str:
+    return "\n".join([heading] + [_wrap(f"- {item}", indent="  ") for item in items])
+
+
+def _roll_back(branch: str, files: list[str]) -> str:
+    where = f" on {branch}" if branch else ""
+    log = f" (`warp-fix log {branch}` lists its sha)" if branch else ""
+    return _wrap(f"Roll back: `git revert` this commit{where}{log}; it changes only {', '.join(files)}.")
 
 
 def _tests_line(tests: TestSummary | None) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from warp_fix.compare import Comparison, TimingDelta
-from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, IDENTITIES, KERNEL, Metric, fmt_ms
+from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, KERNEL, STRUCTURE, TIMING, WARM_MODULE, Metric, fmt_ms
 from warp_fix.report import Stat
 
 KEPT = "kept"
@@ -41,6 +41,7 @@ class Numbers:
     per_arm: int = 0
     launch_count: int = 0
     stop: str = ""  # why sampling stopped
+    decided_by: list[str] = field(default_factory=list)  # Metric.field of what the verdict rests on, first first
 
     @classmethod
     def of(cls, comparison: Comparison, per_arm: int, launch_count: int, stop: str = "") -> Numbers:
@@ -59,6 +60,7 @@ class Numbers:
             per_arm=per_arm,
             launch_count=launch_count,
             stop=stop,
+            decided_by=decided_by(comparison),
         )
 
     @classmethod
@@ -83,19 +85,54 @@ class Numbers:
         return None if t is None or t.not_applicable else (t.before.median, t.after.median)
 
     def summary(self) -> str:
-        parts = []
-        ids = self.structure.get(IDENTITIES.field)
-        if ids:
-            parts.append(f"identities {ids[0]} -> {ids[1]}")
-        for metric in (COLD_MODULE, COMPILE_ELAPSED, KERNEL):
+        """One line for a person deciding: the structure that changed, then each timing with its significance
+        (a change inside the noise band says so: it is no regression, nor a win)."""
+        parts = [self.structure_line()] if self.structure_line() else []
+        for metric in (COLD_MODULE, COMPILE_ELAPSED, KERNEL, WARM_MODULE):
             t = self.timing_of(metric)
             if t and t.not_applicable:
                 parts.append(f"{metric.label} n/a")
             elif t:
-                parts.append(f"{metric.label} {t.pair()} ms (±{fmt_ms(t.band)})")
+                parts.append(f"{metric.label} {t.pair()} ms ({significance(t)})")
         if self.output_detail and self.output_detail != "identical":
             parts.append(f"output {self.output_detail}")
         return "; ".join(parts) + f"; n={self.per_arm} per arm"
+
+    def structure_line(self) -> str:
+        """The counts that changed ("identities 5 -> 3, warm builds 5 -> 0"), or "" when none did."""
+        moved = [(m, self.structure[m.field]) for m in STRUCTURE if m.field in self.structure]
+        return ", ".join(f"{m.label} {b:,} -> {a:,}" for m, (b, a) in moved if a != b)
+
+    def headline(self) -> str:
+        """What the verdict rests on, in brief: the deciding metrics' before -> after."""
+        parts = []
+        for name in self.decided_by:
+            metric = next((m for m in (*TIMING, *STRUCTURE) if m.field == name), None)
+            change = self.change(metric) if metric else None
+            if metric and change:
+                unit = f" {metric.unit}" if metric.unit == "ms" else ""
+                parts.append(f"{metric.label} {metric.format(change[0])} -> {metric.format(change[1])}{unit}")
+        return ", ".join(parts)
+
+
+def significance(t: TimingDelta) -> str:
+    """A timing change against its noise band, in words."""
+    if t.significant:
+        return f"{'+' if t.delta > 0 else ''}{fmt_ms(t.delta)} ms, beyond the ±{fmt_ms(t.band)} ms noise band"
+    return f"inside the ±{fmt_ms(t.band)} ms noise band: not significant"
+
+
+def decided_by(comparison: Comparison) -> list[str]:
+    """The metrics a verdict rests on, the one a reader should see first leading: the warm run's module work
+    when only warm builds changed (a kept cache), else the counts that shrank (structure decides before
+    timing), else the timing metric it was judged on."""
+    judged = next((m for m in TIMING if m.label == comparison.judged_on), None)
+    shrunk = comparison.shrunk if comparison.structural_win else []
+    if judged is WARM_MODULE:
+        return [WARM_MODULE.field, *shrunk]
+    if shrunk:
+        return shrunk
+    return [judged.field] if judged else []
 
 
 def _timing_from_json(data: dict[str, Any]) -> TimingDelta:
@@ -120,7 +157,32 @@ class EditNote:
 
     file: str  # relative to the repository root
     kind: str  # "unused-parameter" | "stale-docstring" | "removed-import" | "removed-helper" | "kept-helper"
+    # | "emptied-function" | "removed-comment"
     message: str
+    function: str = ""  # the function it is about (its docstring, its parameter), when it is about one
+
+
+@dataclass(frozen=True)
+class GoneBuild:
+    """A build the fix removed, as the accepted run recorded it: the evidence a commit body shows."""
+
+    module: str
+    device: str
+    module_ms: float
+    run: str  # "cold": a rebuild of a module already built | "warm": rebuilt although its cache was kept
+    why: str  # the recorded reasons it was built, "" when the run recorded none
+    site: str  # "file:line in function" of user code that triggered it, "" when not recorded
+
+
+@dataclass(frozen=True)
+class ToCheck:
+    """Text the change may have made false: a docstring of a function whose body the edit changed."""
+
+    file: str  # relative to the repository root
+    line: int  # of the docstring in the committed file
+    function: str  # dotted within the file: "Solver.run"
+    says: str  # the docstring's first line
+    why: str  # what the edit did to the function: "body changed", or the codemod's note
 
 
 @dataclass
@@ -138,6 +200,8 @@ class Entry:
     expected: str = ""  # the planner's untested estimate (shown for declined fixes, labelled)
     retry_of: str = ""  # the id of this fix's dropped try, when a later kept fix changed its module
     notes: list[EditNote] = field(default_factory=list)  # from the codemod, for the commit body
+    gone: list[GoneBuild] = field(default_factory=list)  # the builds the fix removed, for the commit body
+    to_check: list[ToCheck] = field(default_factory=list)  # text the change may have made false
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Entry:
@@ -148,6 +212,8 @@ class Entry:
                 "numbers": Numbers.from_json(numbers) if numbers else None,
                 "tests": TestSummary(**tests) if tests else None,
                 "notes": [EditNote(**note) for note in data["notes"]],
+                "gone": [GoneBuild(**gone) for gone in data.get("gone", [])],
+                "to_check": [ToCheck(**point) for point in data.get("to_check", [])],
             }
         )
 

@@ -14,6 +14,7 @@ from warp_fix.apply import budget
 from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
 from warp_fix.apply.commit import commit_files, commit_message
 from warp_fix.apply.errors import ApplyError, ApplyInterrupted, BaselineTestsFailed
+from warp_fix.apply.evidence import docstrings_to_check, gone_builds
 from warp_fix.apply.gate import Gate
 from warp_fix.apply.ledger import (
     DECLINED,
@@ -178,7 +179,6 @@ class ApplySession:
             plan = self._work_through(plan)
             self._total()
             self.ledger.status = "complete"
-            self.workspace.completed = True
         except KeyboardInterrupt:
             self.ledger.status = "interrupted"
             raise
@@ -299,7 +299,7 @@ class ApplySession:
         except Exception as exc:  # a codemod bug must not end the run: record it and go on
             return self._drop(entry, f"codemod failed: {type(exc).__name__}: {exc}")
         entry.files = sorted(p.resolve().relative_to(self.workspace.candidate).as_posix() for p in edit.changed)
-        entry.notes = [EditNote(note.file, note.kind, note.message) for note in edit.notes]
+        entry.notes = [EditNote(note.file, note.kind, note.message, note.function) for note in edit.notes]
         if not entry.files:
             return self._drop(entry, "nothing to change (the code already has this fix?)")
         hit = self.gate.protected_hit(entry.files)
@@ -363,6 +363,7 @@ class ApplySession:
             verdict = IMPROVED
             arms.comparison.reasons.append(won)  # the ledger's reason
             entry.numbers.notes.append(won)  # the commit body: why a start-up "inconclusive" was kept
+            entry.numbers.decided_by = [KERNEL.field]
         entry.numbers.verdict = verdict
         self.clock.charge(verdict, probe_calls)
         if verdict != IMPROVED:
@@ -376,7 +377,9 @@ class ApplySession:
             )
         if self.gate.offers_only(fix):
             return self._offer(fix, entry, "needs consent: {trade}; rerun with --allow " + fix.slug + " to keep it")
-        message = commit_message(fix, entry.numbers, entry.tests, arms.stop.why, entry.notes)
+        entry.gone = gone_builds(arms.before, arms.after)
+        entry.to_check = docstrings_to_check(self.workspace.candidate_git, entry.files, entry.notes)
+        message = commit_message(fix, entry, self.request.branch or "")
         entry.commit = commit_files(self.workspace.candidate_git, entry.files, message)
         entry.outcome = KEPT
         entry.reason = "; ".join(arms.comparison.reasons)
@@ -384,7 +387,7 @@ class ApplySession:
         self.accepted_report = arms.after  # the candidate just measured is the new accepted state
         self._remember_accepted(arms.after)
         self.kept.append((fix, entry))
-        self.say(f"  kept {entry.commit[:10]}: {entry.numbers.summary()}")
+        self.say(f"  kept {entry.commit[:10]} for {entry.numbers.headline()}: {entry.numbers.summary()}")
         return entry
 
     def _offer(self, fix: Fix, entry: Entry, why: str) -> Entry:
@@ -406,7 +409,7 @@ class ApplySession:
 
     def _total(self) -> None:
         if not self.kept:
-            self.ledger.total_note = "no fix kept: the branch has no commits beyond its base"
+            self.ledger.total_note = nothing_kept_note(self.ledger)
             return
         if len(self.kept) == 1:
             self.ledger.total = self.kept[0][1].numbers
@@ -520,6 +523,15 @@ def _baseline_numbers(report: Report) -> Baseline | None:
 def _difference(report: Report) -> str:
     profile = report.output.profile
     return profile.text_difference if profile and profile.text_difference else "first difference not recorded"
+
+
+def nothing_kept_note(ledger: Ledger) -> str:
+    """Why the run ends without a branch: each fix tried or declined, with the first clause of its reason."""
+    left = f"no branch was left ({ledger.branch} is free for a rerun)"
+    if not ledger.entries:
+        return f"no fix kept, {left}: the plan had no fix to try"
+    tried = "; ".join(f"{e.fix_id} {e.outcome}, {e.reason.split('; ')[0]}" for e in ledger.entries)
+    return f"no fix kept, so {left}. {tried}"
 
 
 def _kernels_slower(numbers: Numbers) -> bool:

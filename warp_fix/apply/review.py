@@ -12,6 +12,7 @@ from warp_fix.apply.git import Git
 from warp_fix.apply.ledger import KEPT, Ledger, Numbers, load_ledger
 from warp_fix.apply.trailers import CommitTrailers, TrailerCodec
 from warp_fix.apply.worktree import UserRepo
+from warp_fix.compare import TimingDelta
 from warp_fix.metrics import STRUCTURE, TIMING, Metric
 
 SEP = "\x1f"
@@ -47,6 +48,7 @@ class BranchLog:
     rows: list[CommitRow] = field(default_factory=list)
     ledger_total: Numbers | None = None
     ledger_commits: list[str] = field(default_factory=list)  # the commits apply kept, per its ledger
+    headlines: dict[str, str] = field(default_factory=dict)  # sha -> what the fix was kept for, per the ledger
 
     @property
     def ours(self) -> list[CommitRow]:
@@ -70,6 +72,12 @@ class BranchLog:
             )
         why = " (the apply ledger does not cover these commits)" if self.ledger_total else ""
         return f"chained from the commits' trailers: each timing delta against its predecessor, summed{why}"
+
+    def measured_timing(self, metric: Metric) -> TimingDelta | None:
+        """The timing total apply measured, with its noise band; None when the totals are chained."""
+        if self.ledger_total is None or self._measured_totals() is None:
+            return None
+        return self.ledger_total.timing_of(metric)
 
     def _measured_totals(self) -> dict[Metric, tuple[float, float]] | None:
         total = self.ledger_total
@@ -128,6 +136,8 @@ def branch_log(cwd: Path, branch: str | None = None, base: str | None = None) ->
     if ledger and ledger.total:
         log.ledger_total = ledger.total
         log.ledger_commits = [e.commit for e in ledger.of(KEPT) if e.commit]
+    if ledger:
+        log.headlines = {e.commit: e.numbers.headline() for e in ledger.of(KEPT) if e.commit and e.numbers}
     return log
 
 

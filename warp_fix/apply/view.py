@@ -38,7 +38,7 @@ def print_ledger(ledger: Ledger, console: Console, files=None, shown: Collection
     if ledger.output_model and (ledger.output_model["tolerant"] or ledger.output_model["ignored"]):
         console.print(f"output: {escape(ledger.output_model['summary'])}", highlight=False)
     if ledger.total:
-        console.print(f"[bold]total vs baseline:[/] {escape(ledger.total.summary())}", highlight=False)
+        console.print(f"[bold]total vs baseline:[/] {escape(total_line(ledger.total))}", highlight=False)
     if ledger.total_note:
         console.print(f"[dim]{escape(ledger.total_note)}[/]", highlight=False)
     kept = len(ledger.of(KEPT))
@@ -55,6 +55,12 @@ def print_ledger(ledger: Ledger, console: Console, files=None, shown: Collection
         console.print(f"[dim]ledger: {escape(str(files[1]))} (and .json)[/]", highlight=False)
     if kept and ledger.branch:
         console.print(f"review: warp-fix log {ledger.branch}", markup=False, highlight=False)
+
+
+def total_line(total: Numbers) -> str:
+    """The branch against its base for a person deciding: the structural change first, then each timing with
+    its significance, so a change inside the noise band never reads as a regression (or a win)."""
+    return total.summary() if total.structure_line() else f"no structural change; {total.summary()}"
 
 
 def interrupted_lines(ledger: Ledger, files: tuple[Path, Path] | None) -> list[str]:
@@ -85,6 +91,7 @@ def _row(entry: Entry) -> list[str]:
     measured = "\n".join(
         x
         for x in (
+            f"kept for {n.headline()}" if entry.outcome == KEPT and n.headline() else "",
             f"identities {_pair(n.structure.get(IDENTITIES.field))}",
             f"cold module {_ms(n, COLD_MODULE)}",
             f"compile elapsed {_ms(n, COMPILE_ELAPSED)}",
@@ -105,7 +112,10 @@ def _ms(numbers: Numbers, metric: Metric) -> str:
     t = numbers.timing_of(metric)
     if t is None:
         return ""
-    return "n/a" if t.not_applicable else f"{fmt_ms(t.before.median)} → {fmt_ms(t.after.median)} ms ±{fmt_ms(t.band)}"
+    if t.not_applicable:
+        return "n/a"
+    inside = "" if t.significant else " (inside the noise band)"
+    return f"{fmt_ms(t.before.median)} → {fmt_ms(t.after.median)} ms ±{fmt_ms(t.band)}{inside}"
 
 
 def print_log(log: BranchLog, console: Console) -> None:
@@ -115,6 +125,7 @@ def print_log(log: BranchLog, console: Console) -> None:
         "subject",
         "mechanism",
         "files",
+        "kept for",
         "identities",
         "cold module ms",
         "compile elapsed ms",
@@ -130,6 +141,7 @@ def print_log(log: BranchLog, console: Console) -> None:
                 "",
                 "",
                 "",
+                "",
             )
             continue
         table.add_row(
@@ -140,6 +152,7 @@ def print_log(log: BranchLog, console: Console) -> None:
                     row.subject,
                     row.trailers.mechanism,
                     ", ".join(row.files),
+                    log.headlines.get(row.sha, ""),
                     row.text(IDENTITIES),
                     row.text(COLD_MODULE),
                     row.text(COMPILE_ELAPSED),
@@ -149,7 +162,7 @@ def print_log(log: BranchLog, console: Console) -> None:
     console.print(table)
     totals = log.totals()
     if totals:
-        text = ", ".join(f"{m.trailer} {m.format(b)} -> {m.format(a)}" for m, (b, a) in totals.items())
+        text = ", ".join(_total(log, m, before, after) for m, (before, after) in totals.items())
         console.print(
             f"totals over {len(log.ours)} warp-fix commit(s) ({log.totals_source()}): {text}",
             markup=False,
@@ -157,3 +170,10 @@ def print_log(log: BranchLog, console: Console) -> None:
         )
     if log.foreign:
         console.print(f"{len(log.foreign)} commit(s) not made by warp-fix (no Warp-Fix trailers)", highlight=False)
+
+
+def _total(log: BranchLog, metric: Metric, before: float, after: float) -> str:
+    """A total as `log` prints it; a measured timing says when it is inside its noise band."""
+    text = f"{metric.trailer} {metric.format(before)} -> {metric.format(after)}"
+    timing = log.measured_timing(metric)
+    return text + (" (inside the noise band)" if timing is not None and not timing.significant else "")

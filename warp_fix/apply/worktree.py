@@ -101,9 +101,9 @@ class Workspace:
 
     Both start detached, so a run refused at baseline (its output varies, its tests fail) never creates
     the branch; `create_branch` makes it once the baseline is accepted. On a normal exit or an exception
-    the worktrees are removed and pruned. If the branch has no commit beyond where it started, an
-    interrupted or failed run deletes it too, so a rerun can reuse the name; a completed run always leaves
-    the branch.
+    the worktrees are removed and pruned. A branch with no commit beyond where it started is deleted too,
+    however the run ended (nothing kept, interrupted, failed): an empty branch helps no reviewer, and would
+    block a rerun with the same name.
     """
 
     def __init__(self, repo: UserRepo, branch: str):
@@ -113,7 +113,6 @@ class Workspace:
         self.temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)).resolve()
         self.candidate = self.temp / "candidate"
         self.accepted = self.temp / "accepted"
-        self.completed = False
         self.branch_created = False
 
     def __enter__(self) -> Workspace:
@@ -139,7 +138,7 @@ class Workspace:
                 git.run("worktree", "remove", "--force", str(tree), check=False)
         shutil.rmtree(self.temp, ignore_errors=True)
         git.run("worktree", "prune", check=False)
-        if self.branch_created and not self.completed and self.branch_is_empty():
+        if self.branch_created and self.branch_is_empty():
             git.run("branch", "-q", "-D", self.branch, check=False)
 
     def create_branch(self) -> None:

@@ -1,0 +1,99 @@
+"""What a kept fix changed, for the person reviewing its commit: the builds that are gone, and the text that
+the edit may have made false.
+
+Both are read from what apply already has: the two measured runs, and the files before and after the edit.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Iterator
+
+from warp_fix.apply.git import Git
+from warp_fix.apply.ledger import EditNote, GoneBuild, ToCheck
+from warp_fix.report import ModuleBuild, Rebuild, Report
+
+STALE_DOCSTRING = "stale-docstring"  # the EditNote kind a codemod reports a docstring with
+
+
+def gone_builds(before: Report, after: Report) -> list[GoneBuild]:
+    """The cold run's rebuilds and the warm run's compiles that the candidate's runs no longer do, per module
+    and device, with why they happened where the accepted run recorded it."""
+    return [*_gone_rebuilds(before.rebuilds, after.rebuilds), *_gone_warm(before, after)]
+
+
+def _gone_rebuilds(before: list[Rebuild], after: list[Rebuild]) -> Iterator[GoneBuild]:
+    left = Counter((r.module, r.device) for r in after)
+    for rebuild in before:
+        key = (rebuild.module, rebuild.device)
+        if left[key]:
+            left[key] -= 1
+            continue
+        sites = [str(reason.site) for reason in rebuild.reasons if reason.site]
+        why = "; ".join(reason.detail for reason in rebuild.reasons)
+        yield GoneBuild(rebuild.module, rebuild.device, rebuild.module_ms, "cold", why, sites[0] if sites else "")
+
+
+def _gone_warm(before: Report, after: Report) -> Iterator[GoneBuild]:
+    left = Counter((b.module, b.device) for b in _compiled(after.warm_trace.builds))
+    for build in _compiled(before.warm_trace.builds):
+        key = (build.module, build.device)
+        if left[key]:
+            left[key] -= 1
+            continue
+        site = str(build.site) if build.site else ""
+        yield GoneBuild(build.module, build.device, build.module_ms, "warm", "", site)
+
+
+def _compiled(builds: list[ModuleBuild]) -> list[ModuleBuild]:
+    return [b for b in builds if b.status == "compiled"]
+
+
+def docstrings_to_check(git: Git, files: list[str], notes: list[EditNote]) -> list[ToCheck]:
+    """Docstrings of the functions whose body the uncommitted edit in `git`'s worktree changed, with their
+    line in the edited file. A codemod's "stale-docstring" note on the function says why; else "body changed".
+    """
+    points = []
+    for file in files:
+        old = _functions(git.run("show", f"HEAD:{file}", check=False))
+        new = _functions((git.cwd / file).read_text(encoding="utf-8"))
+        for name, (node, body) in new.items():
+            docstring = ast.get_docstring(node, clean=True)
+            if not docstring or name not in old or old[name][1] == body:
+                continue
+            why = _noted(notes, file, node.name) or "the edit changed its body"
+            points.append(ToCheck(file, node.body[0].lineno, name, docstring.splitlines()[0], why))
+    return points
+
+
+def _noted(notes: list[EditNote], file: str, function: str) -> str:
+    """The codemod's own word on the function's docstring, if it gave one (without the name it starts with)."""
+    found = (n for n in notes if n.kind == STALE_DOCSTRING and n.file == file and n.function == function)
+    return next((n.message.removeprefix(f"{function}(): ") for n in found), "")
+
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _functions(source: str) -> dict[str, tuple[FunctionNode, str]]:
+    """Every function of `source` by dotted name, with its body's code without the docstring; empty when
+    the source does not parse (a file the edit created, or one that was never Python)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, tuple[FunctionNode, str]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = prefix + child.name
+                statements = child.body[1:] if ast.get_docstring(child) is not None else child.body
+                found[name] = (child, "\n".join(ast.dump(s) for s in statements))
+                visit(child, name + ".")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, prefix + child.name + ".")
+
+    visit(tree, "")
+    return found
