@@ -13,6 +13,7 @@ from typing import Any
 
 from warp_fix.compare import Comparison, TimingDelta
 from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, KERNEL, STRUCTURE, TIMING, WARM_MODULE, Metric, fmt_ms
+from warp_fix.output_model import OutputModelRecord
 from warp_fix.report import Stat
 
 KEPT = "kept"
@@ -252,7 +253,7 @@ class Ledger:
     test_seconds: float = 0.0
     total_seconds: float = 0.0
     version: int = LEDGER_VERSION
-    output_model: dict[str, Any] | None = None  # OutputModel.to_json(): what candidates' output must match
+    output_model: OutputModelRecord | None = None  # what every candidate's output was held to
 
     def of(self, outcome: str) -> list[Entry]:
         return [e for e in self.entries if e.outcome == outcome]
@@ -272,6 +273,7 @@ class Ledger:
                 "entries": [Entry.from_json(entry) for entry in data["entries"]],
                 "total": Numbers.from_json(total) if total else None,
                 "baseline": Baseline(**baseline) if baseline else None,
+                "output_model": OutputModelRecord.from_json(data["output_model"]) if data.get("output_model") else None,
             }
         )
 
@@ -343,13 +345,13 @@ def ledger_markdown(ledger: Ledger) -> str:
     return "\n".join(lines) + "\n"
 
 
-def output_model_lines(model: dict[str, Any] | None) -> list[str]:
+def output_model_lines(model: OutputModelRecord | None) -> list[str]:
     """The output model as Markdown: what every candidate's output was held to."""
     if model is None:
         return []
-    lines = ["", "## Output", "", f"- {model['summary']}"]
-    lines += [f"- {rule['rule']}" for rule in model["rules"]]
-    hidden = model["tolerant"] + model["ignored"] - len(model["rules"])
+    lines = ["", "## Output", "", f"- {model.summary}"]
+    lines += [f"- {rule.rule}" for rule in model.rules]
+    hidden = model.tolerant + model.ignored - len(model.rules)
     if hidden > 0:
         lines.append(f"- ... and {hidden} more")
     return lines

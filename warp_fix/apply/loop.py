@@ -249,7 +249,7 @@ class ApplySession:
             self.output_model = learn(report.output, self.request.output_tolerance)
         except OutputModelError as exc:
             raise ApplyError(f"the baseline's output cannot be compared: {exc}") from exc
-        self.ledger.output_model = self.output_model.to_json()
+        self.ledger.output_model = self.output_model.record()
         return report
 
     def _tests_pass_at_baseline(self) -> None:
@@ -460,7 +460,7 @@ class DryRun:
                 "without --allow-nondeterministic-output"
             )
         elif report.output.profile is not None and not self.request.allow_nondeterministic_output:
-            output_model = learn(report.output, self.request.output_tolerance).to_json()
+            output_model = learn(report.output, self.request.output_tolerance).record()
         gate = Gate(self.request.allow, self.request.only, self.request.protected)
         ledger = Ledger(
             self.request.branch,
