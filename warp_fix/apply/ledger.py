@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -233,6 +234,22 @@ class Baseline:
     output_deterministic: bool | None
 
 
+@dataclass(frozen=True)
+class Remaining:
+    """The cold start left once no redundant build remains: every identity built once, on every fresh machine.
+    `warp-fix bake` builds them once and restores them verified."""
+
+    identities: int
+    cold_module_ms: float
+
+    def line(self, command: list[str]) -> str:
+        return (
+            f"no redundant build left: {self.identities} module identities, {self.cold_module_ms:,.0f} ms of cold "
+            f"module work, built once on every fresh machine; `warp-fix bake -- {shlex.join(command)}` builds them "
+            "once and restores them verified in CI and deployment (docs/bake.md)"
+        )
+
+
 @dataclass
 class Ledger:
     branch: str | None
@@ -254,6 +271,7 @@ class Ledger:
     total_seconds: float = 0.0
     version: int = LEDGER_VERSION
     output_model: OutputModelRecord | None = None  # what every candidate's output was held to
+    remaining: Remaining | None = None  # set when the accepted state rebuilds nothing: what bake would remove
 
     def of(self, outcome: str) -> list[Entry]:
         return [e for e in self.entries if e.outcome == outcome]
@@ -274,6 +292,7 @@ class Ledger:
                 "total": Numbers.from_json(total) if total else None,
                 "baseline": Baseline(**baseline) if baseline else None,
                 "output_model": OutputModelRecord.from_json(data["output_model"]) if data.get("output_model") else None,
+                "remaining": Remaining(**data["remaining"]) if data.get("remaining") else None,
             }
         )
 
@@ -342,6 +361,8 @@ def ledger_markdown(ledger: Ledger) -> str:
         lines += [f"- {t.record_line()}" for t in ledger.total.timing]
     if ledger.total_note:
         lines.append(f"- {ledger.total_note}")
+    if ledger.remaining:
+        lines.append(f"- {ledger.remaining.line(ledger.command)}")
     return "\n".join(lines) + "\n"
 
 

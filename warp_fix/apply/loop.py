@@ -26,6 +26,7 @@ from warp_fix.apply.ledger import (
     Entry,
     Ledger,
     Numbers,
+    Remaining,
     TestSummary,
     save_ledger,
 )
@@ -34,6 +35,7 @@ from warp_fix.apply.search import Search, changed_modules, search_order
 from warp_fix.apply.signals import termination_interrupts
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
+from warp_fix.bake import cold_work_removed
 from warp_fix.compare import IMPROVED, Comparison, compare, require_option_effect
 from warp_fix.metrics import COLD_MODULE, KERNEL
 from warp_fix.model import Fix, Plan
@@ -178,6 +180,7 @@ class ApplySession:
             plan = self.planner(baseline, self.workspace.candidate, self.command)
             plan = self._work_through(plan)
             self._total()
+            self.ledger.remaining = remaining_work(self.accepted_report)
             self.ledger.status = "complete"
         except KeyboardInterrupt:
             self.ledger.status = "interrupted"
@@ -433,6 +436,14 @@ class ApplySession:
             f"measured: {len(self.kept)} fixes kept; a fresh interleaved measurement of the branch head against "
             "the base (warp-fix log shows these figures; each commit's own figures are against its predecessor)"
         )
+
+
+def remaining_work(report: Report | None) -> Remaining | None:
+    """Once the accepted state rebuilds no module, its cold start is what is left: say how much, for bake."""
+    if report is None or report.rebuilds or report.summary is None:
+        return None
+    cold = cold_work_removed(report)
+    return Remaining(cold.identities, cold.module_ms) if cold.identities else None
 
 
 class DryRun:

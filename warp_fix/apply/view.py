@@ -41,6 +41,8 @@ def print_ledger(ledger: Ledger, console: Console, files=None, shown: Collection
         console.print(f"[bold]total vs baseline:[/] {escape(total_line(ledger.total))}", highlight=False)
     if ledger.total_note:
         console.print(f"[dim]{escape(ledger.total_note)}[/]", highlight=False)
+    if ledger.remaining:
+        console.print(ledger.remaining.line(ledger.command), markup=False, highlight=False)
     kept = len(ledger.of(KEPT))
     if not dry:
         console.print(
