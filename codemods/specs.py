@@ -369,7 +369,7 @@ class ModuleOptionsArgs(CodemodArgs):
     CODEMOD = "module_options"
     EFFECT = Effect.SHRINKS_EACH_BUILD
     JOINS_LIST = None
-    ONE_PLACE_PER_CALL = False
+    ONE_PLACE_PER_CALL = True  # one edit per module; the modules of one file are one commit
 
     file: str
     module: str | None = None
@@ -380,6 +380,13 @@ class ModuleOptionsArgs(CodemodArgs):
     @property
     def options_set(self) -> tuple[str, ...]:
         return tuple(self.options)
+
+    def joins_on(self) -> str:
+        """The file: backward off in four modules of one file (after a block-size split, say) reads as one edit."""
+        return self.file
+
+    def where(self) -> str:
+        return self.module or (f"{self.kernel}()" if self.kernel else f"{self.file}'s module")
 
 
 @dataclass(frozen=True, kw_only=True)
