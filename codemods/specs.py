@@ -21,6 +21,12 @@ from typing import Any, ClassVar, TypeVar
 _Args = TypeVar("_Args", bound="CodemodArgs")
 
 
+# A Warp option's value as Warp holds it (`enable_backward` True, `block_dim` 256, `mode` "release",
+# `optimization_level` None), and options: Warp's own mapping from name to value, typed by what it holds.
+OptionValue = bool | int | float | str | None
+Options = dict[str, OptionValue]
+
+
 class CodemodRefused(Exception):
     """A codemod's preconditions do not hold; the message says which one, in one line."""
 
@@ -155,7 +161,7 @@ class ConfigAtEntryArgs(CodemodArgs):
 
     file: str
     name: str
-    value: Any
+    value: OptionValue
     before_import: str | None = None
     line: int | None = None
 
@@ -207,7 +213,7 @@ class SplitByBlockDimArgs(CodemodArgs):
 
     file: str
     groups: dict[str, str]
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Options = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -222,7 +228,7 @@ class SplitByOptionsArgs(CodemodArgs):
     file: str
     kernels: list[str]
     module: str
-    options: dict[str, Any]
+    options: Options
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -269,7 +275,8 @@ class RegisterOverloadsArgs(CodemodArgs):
 
     file: str
     kernel: str
-    overloads: list[Any]
+    # one instance each: its type expressions, or {"types": [...], "name": ...} for a named one
+    overloads: list[list[str] | dict[str, str | list[str]]]
     factory: str | None = None
 
 
@@ -362,17 +369,24 @@ class ModuleOptionsArgs(CodemodArgs):
     CODEMOD = "module_options"
     EFFECT = Effect.SHRINKS_EACH_BUILD
     JOINS_LIST = None
-    ONE_PLACE_PER_CALL = False
+    ONE_PLACE_PER_CALL = True  # one edit per module; the modules of one file are one commit
 
     file: str
     module: str | None = None
     kernel: str | None = None
-    options: dict[str, Any]
+    options: Options
     replace: bool | None = None
 
     @property
     def options_set(self) -> tuple[str, ...]:
         return tuple(self.options)
+
+    def joins_on(self) -> str:
+        """The file: backward off in four modules of one file (after a block-size split, say) reads as one edit."""
+        return self.file
+
+    def where(self) -> str:
+        return self.module or (f"{self.kernel}()" if self.kernel else f"{self.file}'s module")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -388,7 +402,7 @@ class CallSiteArgumentArgs(CodemodArgs):
     line: int
     callee: str
     keyword: str
-    value: Any
+    value: OptionValue
 
     def where(self) -> str:
         return f"{self.file}:{self.line}"

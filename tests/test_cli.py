@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -278,3 +279,12 @@ def test_a_run_that_builds_no_module_says_so_before_the_findings(tmp_path):
         "there was nothing to diagnose"
     )
     assert proc.stdout.index(first) < proc.stdout.index("Findings")
+
+
+def test_json_dash_puts_the_json_alone_on_standard_output(tmp_path):
+    make_report().save(tmp_path / "before.json")
+    proc = warp_fix("compare", str(tmp_path / "before.json"), str(tmp_path / "before.json"), "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["verdict"] == "INCONCLUSIVE"
+    assert "INCONCLUSIVE" in proc.stderr  # the human view moved to standard error
+    assert not (tmp_path / "-").exists() and not Path("-").exists()

@@ -47,7 +47,7 @@ def test_the_model_sorts_numbers_into_exact_tolerant_and_ignored(model):
     assert sum_rule.line == 2 and sum_rule.value == 5234.1294
     assert sum_rule.tolerance == pytest.approx(10 * 0.0008, rel=1e-6)
     assert model.ignored[0].text == "step took 3512.20 ms"
-    assert model.to_json()["summary"] == (
+    assert model.record().summary == (
         "3 numbers over 4 baseline runs: 1 exact, 1 tolerant (learned), 1 ignored (timings)"
     )
 

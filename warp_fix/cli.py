@@ -35,6 +35,15 @@ def _command(args: argparse.Namespace) -> list[str]:
     return command
 
 
+def write_json(destination: str, data: object) -> None:
+    """`--json FILE`, or `--json -` for standard output (the human view then goes to standard error)."""
+    text = json.dumps(data, indent=1, default=str) + "\n"
+    if destination == "-":
+        sys.stdout.write(text)
+    else:
+        Path(destination).write_text(text)
+
+
 def _progress(console: Console):
     return lambda text: console.print(f"[dim]{escape(text)}[/]", highlight=False)
 
@@ -78,7 +87,9 @@ def cmd_measure(args: argparse.Namespace, console: Console) -> int:
             kernel_timing=args.kernel_time,
         )
     print_report(report, console)
-    if args.json:
+    if args.json == "-":
+        write_json("-", report.to_json())
+    elif args.json:
         report.save(args.json)
         console.print(f"report: {args.json} ({Path(args.json).stat().st_size / 1024:,.0f} KiB)", markup=False)
     if args.html:
@@ -97,7 +108,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
     result = compare(load_report(args.before), load_report(args.after), set(args.allow_option or ()))
     if args.json:
-        Path(args.json).write_text(json.dumps(asdict(result), indent=1, default=str) + "\n")
+        write_json(args.json, asdict(result))
     print_comparison(result, console)
     return result.exit_code
 
@@ -125,7 +136,7 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     plan = make_plan(report, root)
     print_plan(plan, console)
     if args.json:
-        Path(args.json).write_text(json.dumps(plan.to_json(), indent=1, default=str) + "\n")
+        write_json(args.json, plan.to_json())
     if args.markdown:
         Path(args.markdown).write_text(plan_markdown(plan))
     if args.html:
@@ -156,7 +167,7 @@ def cmd_apply(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(str(exc)) from None
     print_ledger(result.ledger, console, result.ledger_files, shown=said)
     if args.json and result.ledger is not None:
-        Path(args.json).write_text(json.dumps(result.ledger.to_json(), indent=1, default=str) + "\n")
+        write_json(args.json, result.ledger.to_json())
     return result.exit_code
 
 
@@ -173,8 +184,8 @@ def cmd_log(args: argparse.Namespace, console: Console) -> int:
 
         Path(args.html).write_text(render_log_html(log))
     if args.json:
-        console.print_json(json.dumps(log.to_json()))
-    else:
+        write_json(args.json, log.to_json())
+    if args.json != "-":
         print_log(log, console)
     return EXIT_OK
 
@@ -238,7 +249,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         return EXIT_OK
     result = check_reports(baseline, current, timing=args.timing)
     if args.json:
-        Path(args.json).write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
+        write_json(args.json, result.to_json())
     for line in result_lines(result, args.baseline):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     return result.exit_code
@@ -385,9 +396,12 @@ def main(argv: list[str] | None = None) -> int:
     from warp_fix.report import ReportError
 
     # Tables need room: a pipe or CI log gets 140 columns instead of rich's default 80.
-    console = Console(stderr=False) if sys.stdout.isatty() else Console(width=140)
     errors = Console(stderr=True, soft_wrap=True)  # one-line errors stay one line
     args = build_parser().parse_args(with_default_bake_action(sys.argv[1:] if argv is None else argv))
+    if getattr(args, "json", None) == "-":  # standard output carries the JSON alone
+        console = Console(stderr=True)
+    else:
+        console = Console(stderr=False) if sys.stdout.isatty() else Console(width=140)
     if getattr(args, "samples", 1) is not None and getattr(args, "samples", 1) < 1:
         errors.print("warp-fix: error: --samples must be at least 1", markup=False)
         return EXIT_USAGE

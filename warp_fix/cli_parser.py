@@ -38,7 +38,7 @@ def _add_run_options(parser: argparse.ArgumentParser, samples: int, samples_help
 
 def _add_measure_commands(sub) -> None:
     measure = sub.add_parser("measure", help="what Warp built, and why", formatter_class=CommandAfterDashes)
-    measure.add_argument("--json", metavar="FILE", help="write the report here")
+    measure.add_argument("--json", metavar="FILE", help="write the report here (- for standard output)")
     measure.add_argument("--html", metavar="FILE", help="write a self-contained HTML page here")
     measure.add_argument("--label", help="a name for this measurement")
     measure.add_argument(
@@ -52,7 +52,7 @@ def _add_measure_commands(sub) -> None:
     compare = sub.add_parser("compare", help="did a change help, same workload?")
     compare.add_argument("before", help="the baseline report (from measure --json)")
     compare.add_argument("after", help="the report of the changed code")
-    compare.add_argument("--json", metavar="FILE", help="write the comparison here")
+    compare.add_argument("--json", metavar="FILE", help="write the comparison here (- for standard output)")
     compare.add_argument("--allow-option", action="append", help="an option allowed to change (repeatable)")
 
 
@@ -70,7 +70,7 @@ def _add_apply_commands(sub) -> None:
     apply.add_argument("--allow", nargs="+", metavar="SLUG", help="consent-class mechanisms to apply")
     apply.add_argument("--only", nargs="+", metavar="FIX", help="only these fix ids (F1) or mechanism slugs")
     apply.add_argument("--dry-run", action="store_true", help="probe and plan; print what would be done")
-    apply.add_argument("--json", metavar="FILE", help="also write the ledger (JSON) here")
+    apply.add_argument("--json", metavar="FILE", help="also write the ledger (JSON) here (- for standard output)")
     apply.add_argument("--allow-nondeterministic-output", action="store_true",
                        help="accept a program whose output varies between runs (output is then not compared)")
     apply.add_argument("--output-tolerance", type=float, metavar="REL",
@@ -82,7 +82,10 @@ def _add_apply_commands(sub) -> None:
     log = sub.add_parser("log", help="review a branch made by apply, with measured deltas")
     log.add_argument("branch", nargs="?", help="the branch (default: the current one)")
     log.add_argument("--base", help="where the branch started (default: recorded by apply)")
-    log.add_argument("--json", action="store_true", help="print JSON")
+    log.add_argument(
+        "--json", nargs="?", const="-", metavar="FILE",
+        help="write the log as JSON here (- or no FILE: standard output)",
+    )
     log.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page here")
     log.add_argument("--cwd", default=".", help="a directory inside the repository")
 
@@ -91,7 +94,7 @@ def _add_plan_command(sub) -> None:
     plan = sub.add_parser(
         "plan", help="findings for every mechanism, and the fixes it would make", formatter_class=CommandAfterDashes
     )
-    plan.add_argument("--json", metavar="FILE", help="write the plan (with findings) here")
+    plan.add_argument("--json", metavar="FILE", help="write the plan (with findings) here (- for standard output)")
     plan.add_argument("--markdown", metavar="FILE", help="write a pull-request description here")
     plan.add_argument("--html", metavar="FILE", help="write a self-contained HTML page here")
     plan.add_argument("--from-report", metavar="FILE", help="plan from a saved report instead of measuring")
@@ -117,7 +120,7 @@ def _add_other_commands(sub) -> None:
     )
     check.add_argument("--timing", action="store_true", help="also fail when cold module work grew beyond noise")
     check.add_argument("--update", action="store_true", help="measure and rewrite the baseline (exit 0)")
-    check.add_argument("--json", metavar="FILE", help="write the check result here")
+    check.add_argument("--json", metavar="FILE", help="write the check result here (- for standard output)")
     _add_run_options(check, CHECK_SAMPLES, "cold+warm pairs to run: structure is deterministic")
     _command_argument(check, configured=True)
 

@@ -123,21 +123,55 @@ class OutputModel:
             lines.setdefault((rule.tolerance is not None, rule.line), []).append(rule)
         return [describe_line(rules) for rules in list(lines.values())[:limit]]
 
-    def to_json(self) -> dict:
+    def record(self) -> OutputModelRecord:
         """The compact form kept in the ledger: counts and the first SHOWN non-exact numbers."""
-        return {
-            "summary": self.summary(),
-            "runs": self.runs,
-            "exact": self.exact,
-            "tolerant": len(self.tolerant),
-            "ignored": len(self.ignored),
-            "rest": self.rest,
-            "override": self.override,
-            "rules": [
-                {"line": r.line, "text": r.text, "value": r.value, "tolerance": r.tolerance, "rule": r.describe()}
+        return OutputModelRecord(
+            summary=self.summary(),
+            runs=self.runs,
+            exact=self.exact,
+            tolerant=len(self.tolerant),
+            ignored=len(self.ignored),
+            rest=self.rest,
+            override=self.override,
+            rules=[
+                RuleRecord(line=r.line, text=r.text, value=r.value, tolerance=r.tolerance, rule=r.describe())
                 for r in sorted(self.rules.values(), key=lambda r: r.index)[:SHOWN]
             ],
-        }
+        )
+
+
+@dataclass(frozen=True)
+class RuleRecord:
+    """One non-exact number as the ledger keeps it: where it is printed, and the rule it is held to."""
+
+    line: int
+    text: str
+    value: float
+    tolerance: float | None  # None: ignored (a timing)
+    rule: str
+
+
+@dataclass(frozen=True)
+class OutputModelRecord:
+    """What every candidate's output was held to, as the ledger keeps it (`OutputModel.record()`)."""
+
+    summary: str
+    runs: int
+    exact: int
+    tolerant: int
+    ignored: int
+    rest: str
+    override: float | None
+    rules: list[RuleRecord]
+
+    @property
+    def lenient(self) -> bool:
+        """Some numbers are held to a tolerance or ignored: worth saying beside the results."""
+        return bool(self.tolerant or self.ignored)
+
+    @classmethod
+    def from_json(cls, data: dict) -> OutputModelRecord:
+        return cls(**{**data, "rules": [RuleRecord(**rule) for rule in data["rules"]]})
 
 
 class OutputModelError(ValueError):

@@ -109,7 +109,7 @@ def join_places(fixes: list[Fix]) -> list[Fix]:
         if place is None or not place.ONE_PLACE_PER_CALL:
             joined.append(fix)
             continue
-        first = first_of.setdefault((fix.slug, fix.codemod, place.joins_on()), fix)
+        first = first_of.setdefault((fix.slug, fix.codemod, fix.safety, place.joins_on()), fix)
         if first is fix:
             joined.append(fix)
             continue

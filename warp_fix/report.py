@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codemods.specs import Options, OptionValue
+
 SCHEMA_VERSION = 2
-# A Warp option's value as Warp holds it (`enable_backward` True, `block_dim` 256, `mode` "release",
-# `optimization_level` None): options are Warp's own mapping from name to value, typed by what it holds.
-OptionValue = bool | int | float | str | None
-Options = dict[str, OptionValue]
+
 # A list of numbers that json.dumps(indent=1) spread over one line each (JSON strings hold no raw newline,
 # so only real lists match): written on one line, `seq` lists and timing values stay small and readable.
 _NUMBER_LIST = re.compile(r"\[\n[\s\d.,eE+-]*\]")
@@ -162,7 +161,7 @@ class CacheOp:
 
     seq: int
     kind: str  # clear_kernel_cache | clear_lto_cache | cache_kernels | kernel_cache_dir | CUDA_CACHE_DISABLE
-    value: Any
+    value: OptionValue
     site: Site | None
 
 

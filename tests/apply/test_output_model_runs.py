@@ -44,8 +44,8 @@ def scoped_timer(tmp_path_factory):
 def test_a_sum_varying_in_its_last_digits_gets_a_tolerance_and_the_fix_is_kept(noisy_sum):
     repo, result = noisy_sum
     model = result.ledger.output_model
-    assert (model["exact"], model["tolerant"], model["ignored"], model["runs"]) == (2, 1, 0, 4)
-    assert model["rules"][0]["text"].startswith("sum ")
+    assert (model.exact, model.tolerant, model.ignored, model.runs) == (2, 1, 0, 4)
+    assert model.rules[0].text.startswith("sum ")
     (kept,) = result.ledger.of(KEPT)
     assert kept.slug == "unused-backward"
     assert kept.numbers.output_detail == "within learned tolerance (1 numbers tolerant, 0 timings ignored)"
@@ -58,8 +58,8 @@ def test_a_sum_varying_in_its_last_digits_gets_a_tolerance_and_the_fix_is_kept(n
 def test_printed_timings_are_ignored_and_the_fix_is_kept(scoped_timer):
     repo, result = scoped_timer
     model = result.ledger.output_model
-    assert (model["tolerant"], model["ignored"]) == (0, 2)
-    assert [rule["text"].split(" took ")[0] for rule in model["rules"]] == ["first step", "steps"]
+    assert (model.tolerant, model.ignored) == (0, 2)
+    assert [rule.text.split(" took ")[0] for rule in model.rules] == ["first step", "steps"]
     (kept,) = result.ledger.of(KEPT)
     assert kept.slug == "late-module-options"
     assert kept.numbers.output_detail.startswith(

@@ -392,3 +392,19 @@ def test_a_run_that_keeps_nothing_leaves_no_branch_and_says_what_it_tried(tmp_pa
     assert nothing_kept_note(ledger) == (
         "no fix kept, so no branch was left (wf/s is free for a rerun). F1 dropped, inconclusive"
     )
+
+
+def test_once_nothing_is_rebuilt_the_summary_points_at_bake():
+    from warp_fix.apply.loop import remaining_work
+    from warp_fix.mechanisms import _situation as case
+
+    clean = case.run(builds=[case.build("sim", ms=300.0), case.build("io", ms=120.0)]).report
+    remaining = remaining_work(clean)
+    assert (remaining.identities, remaining.cold_module_ms) == (2, 420.0)
+    assert remaining.line(["python", "-m", "sim"]) == (
+        "no redundant build left: 2 module identities, 420 ms of cold module work, built once on every fresh "
+        "machine; `warp-fix bake -- python -m sim` builds them once and restores them verified in CI and "
+        "deployment (docs/bake.md)"
+    )
+    rebuilt = case.run(builds=[case.build("sim")], rebuilds=[case.kernel_added("sim", "late")]).report
+    assert remaining_work(rebuilt) is None

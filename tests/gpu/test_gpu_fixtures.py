@@ -65,7 +65,7 @@ def test_tile_modules_link_lto_and_backward_is_turned_off_per_module(gpu):
     report, plan = gpu("gpu_tile_backward", "mlp")
     assert report.summary.lto_artifacts > 0
     assert [op.kind for op in report.trace.cache_ops] == ["clear_lto_cache"]
-    files = sorted(f.args_json()["file"] for f in plan.fixes if f.slug == "unused-backward")
+    files = sorted(place.file for f in plan.fixes if f.slug == "unused-backward" for place in f.places)
     assert files == ["mlp/decoder.py", "mlp/encoder.py"]
     linked = [b for b in report.trace.builds if b.lto_builds]
     assert linked and all("dot" in b.lto_kinds for b in linked)

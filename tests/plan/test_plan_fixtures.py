@@ -187,3 +187,10 @@ def test_plugin_kernels_keep_their_backward_option(plan_of):
     reasons = [n.reason for n in plan.not_proposed if n.slug == "unused-backward"]
     assert any("toon (chosen by kind)" in r and "plugin code is left as it is" in r for r in reasons)
     assert any(r.startswith("shading.effects holds optional kernel(s)") for r in reasons)
+
+
+def test_backward_off_in_several_modules_of_one_file_is_one_fix(plan_of):
+    plan = plan_of("plugin_dispatch")
+    (fix,) = [f for f in fixes(plan, "unused-backward") if f.files == ["shading/stages.py"]]
+    assert [place.kernel for place in fix.places] == ["normalize", "gamma", "posterize"]
+    assert fix.title.endswith("(+2 more: gamma(), posterize())")

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from warp_fix.compare import Comparison, TimingDelta
 from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, KERNEL, STRUCTURE, TIMING, WARM_MODULE, Metric, fmt_ms
+from warp_fix.output_model import OutputModelRecord
 from warp_fix.report import Stat
 
 KEPT = "kept"
@@ -232,6 +234,22 @@ class Baseline:
     output_deterministic: bool | None
 
 
+@dataclass(frozen=True)
+class Remaining:
+    """The cold start left once no redundant build remains: every identity built once, on every fresh machine.
+    `warp-fix bake` builds them once and restores them verified."""
+
+    identities: int
+    cold_module_ms: float
+
+    def line(self, command: list[str]) -> str:
+        return (
+            f"no redundant build left: {self.identities} module identities, {self.cold_module_ms:,.0f} ms of cold "
+            f"module work, built once on every fresh machine; `warp-fix bake -- {shlex.join(command)}` builds them "
+            "once and restores them verified in CI and deployment (docs/bake.md)"
+        )
+
+
 @dataclass
 class Ledger:
     branch: str | None
@@ -252,7 +270,8 @@ class Ledger:
     test_seconds: float = 0.0
     total_seconds: float = 0.0
     version: int = LEDGER_VERSION
-    output_model: dict[str, Any] | None = None  # OutputModel.to_json(): what candidates' output must match
+    output_model: OutputModelRecord | None = None  # what every candidate's output was held to
+    remaining: Remaining | None = None  # set when the accepted state rebuilds nothing: what bake would remove
 
     def of(self, outcome: str) -> list[Entry]:
         return [e for e in self.entries if e.outcome == outcome]
@@ -272,6 +291,8 @@ class Ledger:
                 "entries": [Entry.from_json(entry) for entry in data["entries"]],
                 "total": Numbers.from_json(total) if total else None,
                 "baseline": Baseline(**baseline) if baseline else None,
+                "output_model": OutputModelRecord.from_json(data["output_model"]) if data.get("output_model") else None,
+                "remaining": Remaining(**data["remaining"]) if data.get("remaining") else None,
             }
         )
 
@@ -340,16 +361,18 @@ def ledger_markdown(ledger: Ledger) -> str:
         lines += [f"- {t.record_line()}" for t in ledger.total.timing]
     if ledger.total_note:
         lines.append(f"- {ledger.total_note}")
+    if ledger.remaining:
+        lines.append(f"- {ledger.remaining.line(ledger.command)}")
     return "\n".join(lines) + "\n"
 
 
-def output_model_lines(model: dict[str, Any] | None) -> list[str]:
+def output_model_lines(model: OutputModelRecord | None) -> list[str]:
     """The output model as Markdown: what every candidate's output was held to."""
     if model is None:
         return []
-    lines = ["", "## Output", "", f"- {model['summary']}"]
-    lines += [f"- {rule['rule']}" for rule in model["rules"]]
-    hidden = model["tolerant"] + model["ignored"] - len(model["rules"])
+    lines = ["", "## Output", "", f"- {model.summary}"]
+    lines += [f"- {rule.rule}" for rule in model.rules]
+    hidden = model.tolerant + model.ignored - len(model.rules)
     if hidden > 0:
         lines.append(f"- ... and {hidden} more")
     return lines

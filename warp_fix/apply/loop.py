@@ -26,6 +26,7 @@ from warp_fix.apply.ledger import (
     Entry,
     Ledger,
     Numbers,
+    Remaining,
     TestSummary,
     save_ledger,
 )
@@ -34,6 +35,7 @@ from warp_fix.apply.search import Search, changed_modules, search_order
 from warp_fix.apply.signals import termination_interrupts
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
+from warp_fix.bake import cold_work_removed
 from warp_fix.compare import IMPROVED, Comparison, compare, require_option_effect
 from warp_fix.metrics import COLD_MODULE, KERNEL
 from warp_fix.model import Fix, Plan
@@ -178,6 +180,7 @@ class ApplySession:
             plan = self.planner(baseline, self.workspace.candidate, self.command)
             plan = self._work_through(plan)
             self._total()
+            self.ledger.remaining = remaining_work(self.accepted_report)
             self.ledger.status = "complete"
         except KeyboardInterrupt:
             self.ledger.status = "interrupted"
@@ -249,7 +252,7 @@ class ApplySession:
             self.output_model = learn(report.output, self.request.output_tolerance)
         except OutputModelError as exc:
             raise ApplyError(f"the baseline's output cannot be compared: {exc}") from exc
-        self.ledger.output_model = self.output_model.to_json()
+        self.ledger.output_model = self.output_model.record()
         return report
 
     def _tests_pass_at_baseline(self) -> None:
@@ -435,6 +438,14 @@ class ApplySession:
         )
 
 
+def remaining_work(report: Report | None) -> Remaining | None:
+    """Once the accepted state rebuilds no module, its cold start is what is left: say how much, for bake."""
+    if report is None or report.rebuilds or report.summary is None:
+        return None
+    cold = cold_work_removed(report)
+    return Remaining(cold.identities, cold.module_ms) if cold.identities else None
+
+
 class DryRun:
     """Probe + plan in place (measurement writes nothing into the project); no branch, no edits."""
 
@@ -460,7 +471,7 @@ class DryRun:
                 "without --allow-nondeterministic-output"
             )
         elif report.output.profile is not None and not self.request.allow_nondeterministic_output:
-            output_model = learn(report.output, self.request.output_tolerance).to_json()
+            output_model = learn(report.output, self.request.output_tolerance).record()
         gate = Gate(self.request.allow, self.request.only, self.request.protected)
         ledger = Ledger(
             self.request.branch,

@@ -35,12 +35,14 @@ def print_ledger(ledger: Ledger, console: Console, files=None, shown: Collection
         if f"warning: {warning}" in shown:
             continue
         console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
-    if ledger.output_model and (ledger.output_model["tolerant"] or ledger.output_model["ignored"]):
-        console.print(f"output: {escape(ledger.output_model['summary'])}", highlight=False)
+    if ledger.output_model and ledger.output_model.lenient:
+        console.print(f"output: {escape(ledger.output_model.summary)}", highlight=False)
     if ledger.total:
         console.print(f"[bold]total vs baseline:[/] {escape(total_line(ledger.total))}", highlight=False)
     if ledger.total_note:
         console.print(f"[dim]{escape(ledger.total_note)}[/]", highlight=False)
+    if ledger.remaining:
+        console.print(ledger.remaining.line(ledger.command), markup=False, highlight=False)
     kept = len(ledger.of(KEPT))
     if not dry:
         console.print(

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from codemods.specs import ConfigAtEntryArgs
+from codemods.specs import ConfigAtEntryArgs, OptionValue
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
@@ -27,7 +26,7 @@ class IgnoredSetting:
     """One `wp.config.<key> = value` made after project modules that copy it at creation existed."""
 
     key: str
-    value: Any
+    value: OptionValue
     modules: list[str]  # the project modules that kept the old value
     file: str | None
     line: int | None

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from codemods.specs import HoistOptionsArgs
+from codemods.specs import HoistOptionsArgs, Options
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
@@ -46,7 +45,7 @@ class NoOpCall:
     module: str
     file: str | None
     line: int | None
-    values: dict[str, Any]
+    values: Options
 
 
 @dataclass(frozen=True)
