@@ -113,7 +113,8 @@ class Numbers:
             change = self.change(metric) if metric else None
             if metric and change:
                 unit = f" {metric.unit}" if metric.unit == "ms" else ""
-                parts.append(f"{metric.label} {metric.format(change[0])} -> {metric.format(change[1])}{unit}")
+                before, after = (metric.format(v) if metric.timing else f"{v:,.0f}" for v in change)
+                parts.append(f"{metric.label} {before} -> {after}{unit}")
         return ", ".join(parts)
 
 

@@ -390,7 +390,7 @@ class ApplySession:
         self.accepted_report = arms.after  # the candidate just measured is the new accepted state
         self._remember_accepted(arms.after)
         self.kept.append((fix, entry))
-        self.say(f"  kept {entry.commit[:10]} for {entry.numbers.headline()}: {entry.numbers.summary()}")
+        self.say(f"  kept {entry.commit[:10]}: {entry.numbers.summary()}")
         return entry
 
     def _offer(self, fix: Fix, entry: Entry, why: str) -> Entry:
