@@ -309,6 +309,21 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             RULED_OUT,
         ),
         Example(
+            "a kernel made only in one mode of the module's own class (`if self.sync_mode:`) is its own code",
+            case.run(
+                builds=[
+                    case.sourced(case.build("harvest.buffers"), case.kernel_source("advance", "harvest/buffers.py", 20))
+                ],
+                source=case.index(
+                    files=["harvest/buffers.py"],
+                    kernels=[case.kernel("advance", "harvest/buffers.py", 20, enclosing_functions=["record"],
+                                         chosen_by=["self"])],
+                ),
+            ),
+            FIRED,
+            fixes=(("module_options", SAFE),),
+        ),
+        Example(
             "a script run as `python wave.py`: its module is __main__, attributed to the script by its kernels",
             case.run(
                 builds=[case.sourced(case.build("__main__"), case.kernel_source("wave_solve", "wave.py", 49))],
@@ -531,13 +546,15 @@ def _generates_adjoint(build: ModuleBuild) -> bool:
 
 
 def _optional_kernels(build: ModuleBuild, inputs: Inputs) -> list[str]:
-    """The build's kernels that a dispatch or registry makes only on some runs (`make_shader(kind)`,
-    `EFFECTS[name]()`): plugin code, whose options stay as its author set them."""
+    """The build's kernels that a dispatch on a factory's argument or a registry makes only on some runs
+    (`make_shader(kind)`, `EFFECTS[name]()`): plugin code, whose options stay as its author set them. A mode
+    branch on the object's own configuration (`if self.sync_mode:`, warp-jsb's harvester) is the module's own
+    code, not a plugin."""
     names = []
     for source in build.kernel_sources:
         file = inputs.repo_file(source.file)
         kernel = inputs.index.kernel_at(file, source.line) if file else None
-        if kernel is not None and kernel.chosen_by:
+        if kernel is not None and any(condition != "self" for condition in kernel.chosen_by):
             names.append(f"{kernel.name} (chosen by {', '.join(kernel.chosen_by)})")
     return names
 
