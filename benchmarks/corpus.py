@@ -34,6 +34,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from warp_fix.apply.ledger import read_ledger
+from warp_fix.metrics import COLD_MODULE
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -352,20 +355,22 @@ def apply_fixes(
     if not ledger_path.exists():
         outcome.apply_error = f"apply failed: {_tail(done)}"
         return
-    ledger = json.loads(ledger_path.read_text())
-    if ledger["status"] != "complete":
-        outcome.apply_error = f"apply {ledger['status']}: {_tail(done)}"
-    for entry in ledger["entries"]:
-        kept = {k: entry[k] for k in ("slug", "reason", "files", "commit")}
-        outcome.ledger.setdefault(entry["outcome"], {})[entry["fix_id"]] = kept
-        if entry["outcome"] == "kept" and entry.get("commit"):
-            show = _run(["git", "show", "--stat", "--patch", entry["commit"]], repo)
-            outcome.kept_diffs[entry["commit"]] = show.stdout
-    total = ledger.get("total") or {}
-    timing = next((t for t in total.get("timing", []) if t["metric"] == "cold module work"), None)
-    if timing:
-        outcome.after_cold_module_ms = timing["after_ms"]
-        outcome.after_n = timing["n_after"]
+    ledger = read_ledger(ledger_path)
+    if ledger is None:
+        outcome.apply_error = f"apply wrote a ledger this version cannot read: {ledger_path}"
+        return
+    if ledger.status != "complete":
+        outcome.apply_error = f"apply {ledger.status}: {_tail(done)}"
+    for entry in ledger.entries:
+        kept = {"slug": entry.slug, "reason": entry.reason, "files": entry.files, "commit": entry.commit}
+        outcome.ledger.setdefault(entry.outcome, {})[entry.fix_id] = kept
+        if entry.outcome == "kept" and entry.commit:
+            show = _run(["git", "show", "--stat", "--patch", entry.commit], repo)
+            outcome.kept_diffs[entry.commit] = show.stdout
+    timing = ledger.total.timing_of(COLD_MODULE) if ledger.total else None
+    if timing and not timing.not_applicable:
+        outcome.after_cold_module_ms = timing.after.median
+        outcome.after_n = len(timing.after.values)
 
 
 # --- agreement -------------------------------------------------------------------------------------------------
