@@ -40,6 +40,19 @@ def private_tmpdir(tmp_path_factory, monkeypatch):
         pytest.fail(f"the test left {', '.join(left)} in TMPDIR", pytrace=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_state_dir(tmp_path_factory):
+    """What warp-fix remembers about machines (bake's environment records) stays in the session's temp dir."""
+    directory = tmp_path_factory.mktemp("state")
+    previous = os.environ.get("WARP_FIX_STATE_DIR")
+    os.environ["WARP_FIX_STATE_DIR"] = str(directory)
+    yield directory
+    if previous is None:
+        os.environ.pop("WARP_FIX_STATE_DIR", None)
+    else:
+        os.environ["WARP_FIX_STATE_DIR"] = previous
+
+
 # A module built twice: `shift` is defined after `scale` was launched (kernel-after-load).
 TWO_STAGE = """
 import warp as wp

@@ -8,12 +8,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-
 from warp_fix.cli_parser import build_parser, with_default_bake_action
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from warp_fix.probe import SampleStarted
 
 EXIT_OK = 0
@@ -45,11 +44,14 @@ def write_json(destination: str, data: object) -> None:
 
 
 def _progress(console: Console):
+    from rich.markup import escape
+
     return lambda text: console.print(f"[dim]{escape(text)}[/]", highlight=False)
 
 
 def _sample_lines(console: Console):
     """Each sample measure starts, as a dim line."""
+    from rich.markup import escape
 
     def show(event: SampleStarted) -> None:
         console.print(f"[dim]{escape(event.line())}[/]", highlight=False)
@@ -191,6 +193,8 @@ def cmd_log(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    from rich.markup import escape
+
     from warp_fix.demo import DemoError, run_demo
 
     try:
@@ -257,7 +261,8 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
 
 def _check_nothing_compiles(command: list[str], cwd: Path, timeout: float | None, console: Console) -> int:
     """`check --no-compile`: `bake verify` on the cache the run really uses, against what restore left there."""
-    from warp_fix.bake import BakeError, verify
+    from warp_fix.bake import BakeError
+    from warp_fix.bake.verify import verify
     from warp_fix.bake.view import verify_lines
 
     try:
@@ -279,16 +284,34 @@ def _command_or_configured(args: argparse.Namespace, configured: tuple[str, ...]
     return _command(args)
 
 
-def cmd_bake(args: argparse.Namespace, console: Console) -> int:
-    from warp_fix.bake import BakeError
-
+def run_bake(args: argparse.Namespace) -> int:
+    """Bake actions print plain lines, without rich: `bake restore` runs in CI right before the app starts,
+    and its own start-up is part of what a restored cold start costs."""
     try:
         lines, code = BAKE_ACTIONS[args.bake_action](args)
-    except BakeError as exc:
-        raise UsageError(str(exc)) from None
-    for line in lines:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    except Exception as exc:
+        if not _bad_input(exc):
+            raise
+        print(f"warp-fix: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("warp-fix: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if lines:
+        print("\n".join(lines))
     return code
+
+
+def _bad_input(exc: Exception) -> bool:
+    """One line and exit 2 (a traceback otherwise); the probe is imported only when it can be the source."""
+    from warp_fix.bake.errors import BakeError
+
+    if isinstance(exc, (BakeError, UsageError)):
+        return True
+    from warp_fix.probe import ProbeError
+    from warp_fix.report import ReportError
+
+    return isinstance(exc, (ProbeError, ReportError))
 
 
 def _bake_command(args: argparse.Namespace) -> list[str]:
@@ -329,16 +352,18 @@ def bake_key(args: argparse.Namespace) -> tuple[list[str], int]:
 
 
 def bake_restore(args: argparse.Namespace) -> tuple[list[str], int]:
-    from warp_fix.bake import restore
+    from warp_fix.bake.restore import restore
     from warp_fix.bake.view import restore_lines
 
-    result = restore(Path(args.archive), _path(args.cache), args.merge, args.python, args.expect_key)
+    result = restore(
+        Path(args.archive), _path(args.cache), args.merge, args.python, args.expect_key, args.recheck_environment
+    )
     return restore_lines(result), EXIT_OK
 
 
 def bake_verify(args: argparse.Namespace) -> tuple[list[str], int]:
-    from warp_fix.bake import verify
     from warp_fix.bake.manifest_files import load_manifest
+    from warp_fix.bake.verify import verify
     from warp_fix.bake.view import verify_lines
 
     manifest = load_manifest(_path(args.manifest), _path(args.archive))
@@ -377,6 +402,7 @@ def cmd_completion(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+PLAIN_COMMANDS = {"bake": run_bake}  # no rich console: plain lines
 COMMANDS = {
     "measure": cmd_measure,
     "compare": cmd_compare,
@@ -387,17 +413,20 @@ COMMANDS = {
     "check": cmd_check,
     "completion": cmd_completion,
     "skill": cmd_skill,
-    "bake": cmd_bake,
 }
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(with_default_bake_action(sys.argv[1:] if argv is None else argv))
+    if args.name in PLAIN_COMMANDS:
+        return PLAIN_COMMANDS[args.name](args)
+    from rich.console import Console
+
     from warp_fix.probe import BaselineFailed, ProbeError
     from warp_fix.report import ReportError
 
     # Tables need room: a pipe or CI log gets 140 columns instead of rich's default 80.
     errors = Console(stderr=True, soft_wrap=True)  # one-line errors stay one line
-    args = build_parser().parse_args(with_default_bake_action(sys.argv[1:] if argv is None else argv))
     if getattr(args, "json", None) == "-":  # standard output carries the JSON alone
         console = Console(stderr=True)
     else:

@@ -185,6 +185,11 @@ def _add_bake_command(sub) -> None:
     restore.add_argument("--merge", action="store_true", help="add to a cache that already holds entries")
     restore.add_argument("--expect-key", metavar="KEY", help="refuse an archive whose key differs")
     restore.add_argument("--python", metavar="EXE", help="the interpreter the runs use (default: this one)")
+    restore.add_argument(
+        "--recheck-environment", action="store_true",
+        help="start Warp to read this machine's environment even if a restore here already read it under the "
+        "same fingerprint (interpreter, Warp files, CPU flags, NVIDIA driver, WARP_/CUDA_ variables)",
+    )
 
     verify = actions.add_parser(
         "verify", help="CI guard: run on the restored cache and fail if anything compiled, saying why",

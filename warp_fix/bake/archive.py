@@ -136,3 +136,11 @@ def _read(tar: tarfile.TarFile, member: tarfile.TarInfo, archive: Path) -> bytes
         return handle.read() if handle is not None else b""
     except _READ_ERRORS as exc:
         raise BakeError(f"{archive} is truncated or corrupt ({type(exc).__name__}: {exc})") from None
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from warp_fix.bake.archive import sha256_file
 from warp_fix.bake.errors import BakeError
 from warp_fix.bake.manifest import ArtifactFile, ModuleEntry, Target, options_from_mapping
 from warp_fix.report import ModuleBuild
@@ -38,14 +38,6 @@ def target_of(file_name: str, origin: str) -> Target | None:
     if _CPU_OBJECT.search(file_name):
         return Target("cpu", None, "cpu-object", origin)
     return None
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def artifact(root: Path, path: Path, kind: str) -> ArtifactFile:

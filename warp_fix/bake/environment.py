@@ -1,19 +1,34 @@
-"""The environment a cache is for: read from a traced run, or from the interpreter a later run will use."""
+"""The environment a cache is for: read from a traced run, or from the interpreter a later run will use.
+
+Reading it from an interpreter starts Warp once; the result is remembered under the machine's fingerprint
+(warp_fix/bake/fingerprint.py), so later restores and keys on the same machine read it in milliseconds.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from warp_fix.bake import fingerprint
 from warp_fix.bake.errors import BakeError
 from warp_fix.bake.manifest import Environment, Manifest
-from warp_fix.probe.runner import INJECT_DIR
 
-ENVIRONMENT_SCRIPT = INJECT_DIR / "_warp_fix_tracer" / "environment.py"
+# The tracer's script, found without executing warp_fix.probe (whose import would load the whole probe and
+# the report schema: more than a restore costs). It is the same file the probe injects into traced runs.
+ENVIRONMENT_SCRIPT = (
+    Path(importlib.util.find_spec("warp_fix.probe").submodule_search_locations[0])
+    / "inject" / "_warp_fix_tracer" / "environment.py"
+)
+FINGERPRINT_SCRIPT = Path(fingerprint.__file__)
 PROBE_TIMEOUT_S = 120.0
+STATE_DIR_VARIABLE = "WARP_FIX_STATE_DIR"  # where warp-fix remembers machines (default: the user cache dir)
 
 
 @dataclass(frozen=True)
@@ -22,31 +37,82 @@ class Machine:
 
     environment: Environment
     kernel_cache_dir: Path  # the versioned root (`.../1.19.0`)
+    remembered: bool = False  # read from the record of an earlier Warp start with the same fingerprint
 
 
-def probe_machine(python: str | None = None, cache: Path | None = None) -> Machine:
-    """Run Warp once in `python` (default: this interpreter) in a scratch cache; nothing is written elsewhere."""
-    import os
+def probe_machine(python: str | None = None, cache: Path | None = None, recheck: bool = False) -> Machine:
+    """The environment a run of `python` (default: this interpreter) would have, and the cache root it would use
+    with WARP_CACHE_PATH=`cache` (default: the variable, else Warp's default).
 
+    Remembered from an earlier Warp start on the same fingerprint unless `recheck`; otherwise Warp starts once
+    in a scratch cache (nothing is written elsewhere) and the result is remembered. The cache path is not
+    part of it: `WARP_CACHE_PATH/<version>` is where Warp's init puts the root, whatever the machine.
+    """
     env = dict(os.environ)
-    if cache is not None:
-        env["WARP_CACHE_PATH"] = str(cache)
+    base = str(cache) if cache is not None else env.pop("WARP_CACHE_PATH", None)
+    env.pop("WARP_CACHE_PATH", None)
+    seen = _fingerprint(python, env)
+    memo = _memo_path(fingerprint.digest(seen)) if seen is not None else None
+    machine = _remembered(memo) if memo is not None and not recheck else None
+    if machine is None:
+        record = _run_json([python or sys.executable, str(ENVIRONMENT_SCRIPT)], env, "read Warp's environment")
+        machine = _machine(record)
+        if memo is not None:
+            _remember(memo, record)
+    if base:
+        root = Path(os.path.realpath(base)) / machine.environment.warp_version
+        machine = dataclasses.replace(machine, kernel_cache_dir=root)
+    return machine
+
+
+def _remembered(memo: Path) -> Machine | None:
+    """The machine an earlier Warp start recorded; None when there is none, or it cannot be read."""
     try:
-        done = subprocess.run(
-            [python or sys.executable, str(ENVIRONMENT_SCRIPT)],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=PROBE_TIMEOUT_S,
-        )
+        return _machine(json.loads(memo.read_text()), remembered=True)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _fingerprint(python: str | None, env: dict[str, str]) -> dict | None:
+    if python is None or os.path.abspath(python) == os.path.abspath(sys.executable):
+        return fingerprint.fingerprint(env)
+    return _run_json([python or sys.executable, str(FINGERPRINT_SCRIPT)], env, "read the machine's fingerprint")
+
+
+def _run_json(argv: list[str], env: dict[str, str], what: str):
+    """The JSON on the last line a helper script printed; BakeError naming the interpreter when it failed."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=PROBE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BakeError(f"cannot read Warp's environment with {python or sys.executable}: {exc}") from None
+        raise BakeError(f"cannot {what} with {argv[0]}: {exc}") from None
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise BakeError(f"cannot read Warp's environment with {python or sys.executable}: {last}")
-    record = json.loads(lines[-1])
-    return Machine(Environment.from_json(record["environment"]), Path(record["kernel_cache_dir"]))
+        raise BakeError(f"cannot {what} with {argv[0]}: {last}")
+    return json.loads(lines[-1])
+
+
+def _machine(record: dict, remembered: bool = False) -> Machine:
+    return Machine(Environment.from_json(record["environment"]), Path(record["kernel_cache_dir"]), remembered)
+
+
+def _memo_path(key: str) -> Path | None:
+    base = os.environ.get(STATE_DIR_VARIABLE)
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(xdg, "warp-fix")
+    return Path(base) / "machines" / f"{key}.json"
+
+
+def _remember(path: Path, record: dict) -> None:
+    """Write atomically; a machine whose state dir is read-only just reads Warp again next time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as handle:
+            json.dump(record, handle)
+        os.replace(handle.name, path)
+    except OSError:
+        pass
 
 
 def environment_from_record(trace_dir: Path) -> tuple[Environment | None, list[dict], list[str]]:

@@ -13,8 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from warp_fix.bake.archive import extract_archive, verify_archive
-from warp_fix.bake.collect import sha256_file
+from warp_fix.bake.archive import extract_archive, sha256_file, verify_archive
 from warp_fix.bake.environment import probe_machine, refusals
 from warp_fix.bake.errors import BakeError
 from warp_fix.bake.manifest import Manifest, ManifestError
@@ -29,18 +28,24 @@ class RestoreResult:
     written: int  # files placed
     kept: int  # files the cache already held, byte-identical (--merge)
     wall_ms: float
-    environment_ms: float  # of wall_ms: reading this machine's environment (one Warp start in a subprocess)
+    environment_ms: float  # of wall_ms: reading this machine's environment
+    environment_remembered: bool  # read from an earlier Warp start on the same fingerprint, not a new one
 
 
 def restore(
-    archive: Path, cache: Path | None, merge: bool, python: str | None = None, expect_key: str | None = None
+    archive: Path,
+    cache: Path | None,
+    merge: bool,
+    python: str | None = None,
+    expect_key: str | None = None,
+    recheck_environment: bool = False,
 ) -> RestoreResult:
     start = time.perf_counter()
     manifest = verify_archive(archive)
     if expect_key and not manifest.key.startswith(expect_key):
         raise BakeError(f"refused: key mismatch: archive {manifest.key}, expected {expect_key}")
     probe_start = time.perf_counter()
-    machine = probe_machine(python, cache)
+    machine = probe_machine(python, cache, recheck_environment)
     environment_ms = (time.perf_counter() - probe_start) * 1000.0
     problems = refusals(manifest, machine.environment)
     if problems:
@@ -50,7 +55,7 @@ def restore(
     written = _place(archive, root, kept)
     _keep_manifest(root, manifest)
     wall_ms = (time.perf_counter() - start) * 1000.0
-    return RestoreResult(root, manifest, written, len(kept), wall_ms, environment_ms)
+    return RestoreResult(root, manifest, written, len(kept), wall_ms, environment_ms, machine.remembered)
 
 
 def _files_already_there(root: Path, manifest: Manifest, merge: bool) -> set[str]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from warp_fix.bake.create import BakeResult
-from warp_fix.bake.manifest import Manifest
-from warp_fix.bake.restore import RestoreResult
-from warp_fix.bake.verify import VerifyResult
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # each action's view loads only its own result type's module
+    from warp_fix.bake.create import BakeResult
+    from warp_fix.bake.manifest import Manifest
+    from warp_fix.bake.restore import RestoreResult
+    from warp_fix.bake.verify import VerifyResult
 
 
 def _kib(size: int) -> str:
@@ -34,7 +37,14 @@ def restore_lines(result: RestoreResult) -> list[str]:
         f"restored {len(result.manifest.modules)} module identities into {result.root}: "
         f"{result.written} files written{kept} ({result.wall_ms:,.0f} ms)",
         f"key: {result.manifest.key}",
+        f"environment: {_environment_source(result)} ({result.environment_ms:,.0f} ms)",
     ]
+
+
+def _environment_source(result: RestoreResult) -> str:
+    if result.environment_remembered:
+        return "remembered from an earlier Warp start on this machine (--recheck-environment reads it again)"
+    return "read with one Warp start, and remembered for this machine's fingerprint"
 
 
 def verify_lines(result: VerifyResult) -> list[str]:
