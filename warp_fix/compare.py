@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from warp_fix.metrics import (
+    COLD_CPU,
     COLD_MODULE,
     COMPILE_ELAPSED,
     IDENTITIES,
@@ -231,6 +232,10 @@ def compare(
     history = [r for r in accepted_history if r is not before and r.summary is not None]
     source = "the accepted state so far and this candidate" if history else "the two reports"
     timing = [_delta(metric, before, after, history, source) for metric in STARTUP_TIMING]
+    cpu = None
+    if before.summary.cold_module_cpu_ms is not None and after.summary.cold_module_cpu_ms is not None:
+        cpu = _delta(COLD_CPU, before, after, history, source)
+        timing.append(cpu)
     if before.summary.kernel_ms is not None and after.summary.kernel_ms is not None:
         timing.append(_delta(KERNEL, before, after, history, source))
     comparison = Comparison(
@@ -261,7 +266,7 @@ def compare(
     if comparison.structure_mixed:
         notes.append("structure mixed: " + ", ".join(f"{k} {'+' if v > 0 else '-'}" for k, v in moved.items() if v))
     comparison.judged_on = judged.metric
-    comparison.verdict = _verdict(comparison, judged, _same_work(before, after))
+    comparison.verdict = _verdict(comparison, judged, _same_work(before, after), cpu if judged is timing[0] else None)
     return comparison
 
 
@@ -312,7 +317,9 @@ def _note_renamed_source(c: Comparison) -> None:
     )
 
 
-def _verdict(c: Comparison, judged: TimingDelta, same_work: bool) -> str:
+def _verdict(c: Comparison, judged: TimingDelta, same_work: bool, cpu: TimingDelta | None = None) -> str:
+    """`cpu`: the CPU time of the same builds as `judged`, when recorded; a wall-clock slowdown it does not show
+    is the machine's load, not the change, and cannot contradict structure."""
     if c.reasons:
         return INVALID
     if c.structural_loss:
@@ -325,6 +332,12 @@ def _verdict(c: Comparison, judged: TimingDelta, same_work: bool) -> str:
         if judged.significant and judged.delta > 0:
             if not judged.spread_seen:  # one run per state: no noise estimate to say the slowdown is real
                 c.notes.append(f"timing disagrees from single runs, too few to contradict structure: {judged.line()}")
+                return IMPROVED
+            if cpu is not None and not (cpu.significant and cpu.delta > 0):
+                c.notes.append(
+                    "wall-clock slower but not the builds' CPU time, so machine load, not the change: "
+                    f"{judged.line()}; {cpu.line()}"
+                )
                 return IMPROVED
             c.contradiction = f"timing contradicts the structural win: {judged.line()}"
             c.reasons.append(c.contradiction)

@@ -112,6 +112,9 @@ class ModuleBuild:
     # "kernel_key[arg types]" -> the instance's own key, for generic instances code renamed (a library naming its
     # specialisations): the key is part of the module's identity, so a rename after a build rebuilds it
     renamed_instances: dict[str, str] = field(default_factory=dict)
+    # CPU time of the loading thread during the build (Warp compiles on it): machine load stretches module_ms,
+    # not this. None: not recorded (older reports, log-parsed builds).
+    module_cpu_ms: float | None = None
 
     def option_source(self, key: str) -> OptionSource:
         return self.option_sources.get(key, OptionSource("default", None))
@@ -290,6 +293,7 @@ class Sample:
     # Kernels compiled with adjoint code, over the module identities the cold run built: a backward-off edit moves
     # it however large the rest of the run is (None in older reports: not compared)
     adjoint_kernels: int | None = None
+    cold_module_cpu_ms: float | None = None  # CPU time of the cold run's builds (None: not recorded)
 
 
 @dataclass
@@ -445,6 +449,7 @@ class Summary:
     compile_elapsed_na: str = ""
     lto_builds: int = 0  # MathDx LTO builds the cold run compiled (from the first good sample)
     adjoint_kernels: int | None = None  # see Sample.adjoint_kernels
+    cold_module_cpu_ms: Stat | None = None  # see Sample.cold_module_cpu_ms
 
 
 @dataclass

@@ -38,7 +38,12 @@ from warp_fix.report import (
 
 
 def sample(
-    cold: float, warm_builds: int = 0, warm_wall: float = 100.0, kernel_ms: float | None = None, **structure
+    cold: float,
+    warm_builds: int = 0,
+    warm_wall: float = 100.0,
+    kernel_ms: float | None = None,
+    cpu_ms: float | None = None,
+    **structure,
 ) -> Sample:
     return Sample(
         index=0,
@@ -58,6 +63,7 @@ def sample(
         warm_builds=warm_builds,
         kernel_key_uses=structure.get("key_uses", {}),
         kernel_ms=kernel_ms,
+        cold_module_cpu_ms=cpu_ms,
     )
 
 
@@ -70,13 +76,15 @@ def report(
     builds: list[tuple[str, str]] = (),
     warm_builds: int = 0,
     kernel_ms: Sequence[float] = (),
+    cpu_ms: Sequence[float] = (),
 ) -> Report:
-    """A report of one code state: one sample per cold time (and steady-state kernel time, when given), a launch
-    of `kernel`, the given builds."""
+    """A report of one code state: one sample per cold time (and steady-state kernel time and the builds' CPU
+    time, when given), a launch of `kernel`, the given builds."""
     kernel_times = list(kernel_ms) or [None] * len(cold_ms)
+    cpu_times = list(cpu_ms) or [None] * len(cold_ms)
     samples = [
-        sample(c, warm_builds, kernel_ms=k, identities=identities, source=source, key_uses=key_uses or {})
-        for c, k in zip(cold_ms, kernel_times, strict=True)
+        sample(c, warm_builds, kernel_ms=k, cpu_ms=u, identities=identities, source=source, key_uses=key_uses or {})
+        for c, k, u in zip(cold_ms, kernel_times, cpu_times, strict=True)
     ]
     summary = Summary(
         **timing_stats(samples),
@@ -217,6 +225,24 @@ def test_structural_win_contradicted_by_timing_is_not_improved():
     assert not step.more and "disagree" in step.why
     assert budget.effective_verdict(c, per_arm=3)[0] == INCONCLUSIVE
     assert not budget.decisive(c)
+
+
+def test_a_wall_clock_slowdown_the_builds_cpu_time_does_not_show_is_machine_load():
+    """Two busy neighbours stretch the wall-clock module work; the compiling thread's CPU time stays put."""
+    baseline = report(3480.0, 3500.0, cpu_ms=(1000.0, 1010.0))
+    c = compare(
+        report(3492.0, cpu_ms=(1005.0,)), report(4541.0, source=30_000, cpu_ms=(990.0,)), accepted_history=[baseline]
+    )
+    assert c.verdict == IMPROVED and not c.contradiction and budget.decisive(c)
+    assert any(note.startswith("wall-clock slower but not the builds' CPU time") for note in c.notes)
+
+
+def test_a_slowdown_the_cpu_time_shows_too_still_contradicts_structure():
+    baseline = report(3480.0, 3500.0, cpu_ms=(1000.0, 1010.0))
+    c = compare(
+        report(3492.0, cpu_ms=(1005.0,)), report(4541.0, source=30_000, cpu_ms=(1400.0,)), accepted_history=[baseline]
+    )
+    assert c.verdict == INCONCLUSIVE and c.contradiction
 
 
 def test_single_runs_with_no_spread_seen_cannot_contradict_structure():

@@ -18,7 +18,17 @@ from warp_fix.probe.runner import ProbeError, ProcessRun, Sandbox, run_process
 from warp_fix.probe.stats import stat
 from warp_fix.probe.trace_file import TraceFacts, read_trace
 from warp_fix.probe.why import explain_rebuilds
-from warp_fix.report import SCHEMA_VERSION, CacheDirEvidence, Output, Report, Sample, Stat, Summary, Trace
+from warp_fix.report import (
+    SCHEMA_VERSION,
+    CacheDirEvidence,
+    ModuleBuild,
+    Output,
+    Report,
+    Sample,
+    Stat,
+    Summary,
+    Trace,
+)
 
 
 @dataclass(frozen=True)
@@ -185,7 +195,15 @@ def _sample(
         adjoint_kernels=sum(
             b.adjoint_kernels or 0 for b in {(b.module, b.hash, b.device): b for b in good_builds}.values()
         ),
+        cold_module_cpu_ms=_cpu_ms(cold_trace.builds),
     )
+
+
+def _cpu_ms(builds: list[ModuleBuild]) -> float | None:
+    """The builds' summed CPU time, or None when a build has none recorded."""
+    if any(b.module_cpu_ms is None for b in builds):
+        return None
+    return round(sum(b.module_cpu_ms or 0.0 for b in builds), 3)
 
 
 def _check_baseline(command: list[str], pair: RunPair) -> None:
@@ -268,6 +286,7 @@ def _summary(good: list[RunPair]) -> Summary:
 def timing_stats(samples: list[Sample]) -> dict[str, Stat | str | None]:
     """The Summary's timing fields over good samples (kernel time: None when kernel timing was off)."""
     kernel = [s.kernel_ms for s in samples if s.kernel_ms is not None]
+    cpu = [s.cold_module_cpu_ms for s in samples]
     elapsed, elapsed_na = compile_elapsed(samples)
     return {
         "cold_module_ms": stat([s.cold_module_ms for s in samples]),
@@ -278,6 +297,7 @@ def timing_stats(samples: list[Sample]) -> dict[str, Stat | str | None]:
         "compile_elapsed_na": elapsed_na,
         "warm_module_ms": stat([s.warm_module_ms for s in samples]),
         "kernel_ms": stat(kernel) if kernel else None,
+        "cold_module_cpu_ms": stat([c for c in cpu if c is not None]) if cpu and None not in cpu else None,
     }
 
 

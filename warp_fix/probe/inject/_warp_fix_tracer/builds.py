@@ -31,6 +31,7 @@ def hook_module(tracer, Module) -> None:
         tracer.local.load_depth = depth + 1
         start_wall = tracer.rec.now_ms()
         start = time.perf_counter()
+        start_cpu = time.thread_time()  # this thread's CPU: what machine load does not inflate
         status = None
         result = None
         try:
@@ -44,8 +45,11 @@ def hook_module(tracer, Module) -> None:
             if depth == 0:
                 tracer.local.loading = None
                 elapsed = (time.perf_counter() - start) * 1000.0
+                cpu = (time.thread_time() - start_cpu) * 1000.0
                 try:
-                    _record_load(tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed)
+                    _record_load(
+                        tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed, cpu
+                    )
                 except Exception as exc:
                     tracer.rec.error("Module.load", exc)
 
@@ -86,7 +90,7 @@ def hook_module(tracer, Module) -> None:
             existing.options = TracedOptions(existing.options, tracer, existing)
 
 
-def _record_load(tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed) -> None:
+def _record_load(tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed, cpu) -> None:
     local = tracer.local
     if status is None:
         if result is None:
@@ -147,6 +151,7 @@ def _record_load(tracer, module, device, args, kwargs, before, result, status, s
         block_dim=block_dim,
         status=status,
         module_ms=round(elapsed, 3),
+        module_cpu_ms=round(cpu, 3),
         native_ms=round(getattr(local, "native_ms", 0.0), 3),
         options=options,
         kernels=sorted(set(kernels)),
