@@ -160,7 +160,7 @@ def cmd_apply(args: argparse.Namespace, console: Console) -> int:
             cwd=args.cwd, branch=args.branch, test=args.test, samples=args.samples, allow=args.allow,
             only=args.only, timeout=args.timeout, dry_run=args.dry_run,
             allow_nondeterministic_output=args.allow_nondeterministic_output,
-            output_tolerance=args.output_tolerance,
+            output_tolerance=args.output_tolerance, seconds_per_fix=args.time_per_fix,
         )
         said: list[str] = []  # what progress showed, so that the summary does not repeat its warnings
         show = _progress(console)

@@ -67,6 +67,10 @@ def _add_apply_commands(sub) -> None:
         "--samples", type=int, default=None,
         help="most interleaved samples per arm (default: [tool.warp-fix] samples, else 3)",
     )
+    apply.add_argument(
+        "--time-per-fix", type=float, default=None, metavar="SECONDS",
+        help="stop sampling a timing-decided fix once it has used this long (default: no limit; --samples still holds)",
+    )
     apply.add_argument("--allow", nargs="+", metavar="SLUG", help="consent-class mechanisms to apply")
     apply.add_argument("--only", nargs="+", metavar="FIX", help="only these fix ids (F1) or mechanism slugs")
     apply.add_argument("--dry-run", action="store_true", help="probe and plan; print what would be done")

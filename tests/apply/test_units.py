@@ -62,12 +62,34 @@ def test_invalid_decides_after_one_sample_per_arm():
 
 
 def test_timing_claim_takes_three_samples_then_stops_when_clear():
-    assert budget.next_step(comparison(delta=-50.0), per_arm=1, budget=5).more
-    assert budget.next_step(comparison(delta=-50.0), per_arm=2, budget=5).more
-    assert not budget.next_step(comparison(delta=-50.0, n=3), per_arm=3, budget=5).more  # 5x the band
+    assert budget.next_step(comparison(delta=-25.0), per_arm=1, budget=5).more
+    assert budget.next_step(comparison(delta=-15.0), per_arm=2, budget=5).more  # 1.5x the band: not yet
+    assert not budget.next_step(comparison(delta=-25.0, n=3), per_arm=3, budget=5).more
     assert not budget.next_step(comparison(delta=2.0, n=3), per_arm=3, budget=5).more  # 0.2x the band
     assert budget.next_step(comparison(delta=-12.0, n=3), per_arm=3, budget=5).more  # near the band
     assert not budget.next_step(comparison(delta=-12.0, n=5), per_arm=5, budget=5).more  # budget spent
+
+
+def test_a_large_effect_is_decided_at_two_per_arm_and_kept():
+    large = comparison(IMPROVED, delta=-20.0, n=2)  # 2x the band
+    assert budget.next_step(large, per_arm=1, budget=5).more  # one pair shows no spread
+    step = budget.next_step(large, per_arm=2, budget=5)
+    assert not step.more and "at least 2x the noise band at 2 per arm" in step.why
+    assert budget.effective_verdict(large, per_arm=2)[0] == IMPROVED
+
+
+def test_a_fix_expected_to_move_less_than_half_the_band_stops_at_two_per_arm():
+    hopeless = comparison(delta=-6.0, n=2)
+    step = budget.next_step(hopeless, per_arm=2, budget=5, expected_ms=3.0)
+    assert not step.more and "expected effect (~3 ms) is under half the noise band" in step.why
+    assert budget.next_step(comparison(delta=-12.0, n=2), per_arm=2, budget=5, expected_ms=3.0).more  # beyond
+    assert budget.next_step(hopeless, per_arm=2, budget=5, expected_ms=40.0).more  # a promise worth the runs
+
+
+def test_the_time_budget_per_fix_stops_sampling():
+    step = budget.next_step(comparison(delta=-12.0, n=3), per_arm=3, budget=9, seconds_left=-1.0)
+    assert not step.more and "time budget per fix spent at 3 per arm" in step.why
+    assert budget.next_step(comparison(delta=-12.0, n=3), per_arm=3, budget=9, seconds_left=60.0).more
 
 
 def test_budget_caps_the_samples():
@@ -77,7 +99,7 @@ def test_budget_caps_the_samples():
 
 def test_timing_verdict_from_too_few_samples_is_inconclusive():
     assert budget.effective_verdict(comparison(IMPROVED, delta=-50.0), per_arm=1)[0] == INCONCLUSIVE
-    assert budget.effective_verdict(comparison(REGRESSED, delta=50.0), per_arm=2)[0] == INCONCLUSIVE
+    assert budget.effective_verdict(comparison(REGRESSED, delta=15.0), per_arm=2)[0] == INCONCLUSIVE
     assert budget.effective_verdict(comparison(IMPROVED, delta=-50.0, n=3), per_arm=3)[0] == IMPROVED
     structural = comparison(IMPROVED, {"identities": (4, 3)})
     assert budget.effective_verdict(structural, per_arm=1)[0] == IMPROVED

@@ -72,12 +72,16 @@ def measure_interleaved(
     progress: Progress | None = None,
     reuse: Report | None = None,
     kernel_timing: bool = False,
+    expected_ms: float = 0.0,
+    seconds: float | None = None,
 ) -> ArmsResult:
     """A, B, A, B ... until the sampling rule says stop. Raises ProbeError if an arm fails to run.
 
     `reuse` is an earlier measurement of the accepted state. It stands in for the first A only while
     deterministic facts decide; when timing decides it is replaced by a fresh A taken right after B.
+    `expected_ms` (the plan's estimate) and `seconds` (the time budget per fix) feed the sampling rule.
     """
+    started = time.perf_counter()
     say = progress or (lambda _text: None)
     before: list[Report] = [reuse] if reuse is not None else []
     after: list[Report] = []
@@ -97,7 +101,8 @@ def measure_interleaved(
             before = [clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing)]
             reused = False
             comparison = judge(merge_reports(before), merge_reports(after))
-        step = next_step(comparison, len(after), budget, kernel_timing)
+        left = None if seconds is None else seconds - (time.perf_counter() - started)
+        step = next_step(comparison, len(after), budget, kernel_timing, expected_ms, left)
         if not step.more:
             return ArmsResult(merge_reports(before), merge_reports(after), comparison, len(after), step)
 

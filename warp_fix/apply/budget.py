@@ -4,7 +4,10 @@ Structure (identities, generated source bytes, LTO artifacts, warm builds), the 
 output and the effective options are deterministic: one sample per arm settles them, and timing
 only has to agree in direction. A claim that rests on timing alone needs a median and a MAD, so it
 gets at least MIN_TIMING_SAMPLES per arm and at most the `--samples` budget, stopping early once the
-difference is far outside the noise band or far inside it.
+difference is far outside the noise band or far inside it. The rule is sequential: a difference of at
+least LARGE_EFFECT x the band is decided at 2 per arm; a fix whose expected effect is under half the band
+is stopped at 2 per arm unless the difference already exceeds the band; a time budget per fix stops it
+too. `benchmarks/sequential_rule.py` measures its error rates by simulation (docs/apply.md).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from warp_fix.metrics import KERNEL
 MIN_TIMING_SAMPLES = 3  # a median and a MAD need three values (WARP_FACTS.md, measurement rules)
 CLEARLY_OUTSIDE = 2.0  # |delta| > 2 x band: more samples will not change the verdict
 CLEARLY_INSIDE = 0.5  # |delta| < band / 2: more samples will not make it significant
+LARGE_EFFECT = 2.0  # |delta| >= 2 x a band that rests on repeated runs: decided at 2 per arm
+EARLIEST = 2  # the fewest pairs per arm any timing verdict rests on
 # The plan's baseline, whatever --samples (which counts per arm): two cold+warm pairs show output
 # nondeterminism early and give the noise band a spread to start from.
 BASELINE_SAMPLES = 2
@@ -26,7 +31,9 @@ RULE_TEXT = (
     "and 1 candidate sample is taken; if deterministic facts decide (structure changed, or the "
     "workload/output/options moved) that is all; otherwise timing decides: the reused sample is "
     "replaced by a fresh interleaved one and pairs continue to at least 3 and at most --samples per "
-    "arm, stopping early when the difference is > 2x or < 0.5x the noise band; a timing verdict from "
+    "arm (or the time budget per fix), stopping early when the difference is > 2x or < 0.5x the noise band; "
+    "at 2 per arm a difference of at least 2x the band decides, and a fix whose expected effect is under half "
+    "the band stops unless the difference already exceeds the band; any other timing verdict from "
     "fewer than 3 samples per arm counts as inconclusive; a fix that trades build time for kernel time "
     "gets at least 3 per arm (within --samples) whatever decides, since its kernel time is a timing claim; "
     "a structural win that timing contradicts beyond the noise band is measured afresh up to --samples per "
@@ -60,11 +67,19 @@ def decisive(comparison: Comparison) -> bool:
     return comparison.verdict == INVALID or (structure_changed(comparison) and not contradicted(comparison))
 
 
-def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: bool = False) -> Step:
+def next_step(
+    comparison: Comparison,
+    per_arm: int,
+    budget: int,
+    kernel_claim: bool = False,
+    expected_ms: float = 0.0,
+    seconds_left: float | None = None,
+) -> Step:
     """After `per_arm` interleaved pairs: measure another pair, or stop (and why).
 
     `kernel_claim`: the steady-state kernel time is reported with the verdict, and it is a timing claim
-    even when structure settles the startup verdict.
+    even when structure settles the startup verdict. `expected_ms`: the plan's estimate of the fix's effect
+    (0: none). `seconds_left`: what remains of the time budget per fix (None: no time budget).
     """
     if comparison.verdict == INVALID:
         return Step(False, "decisive: the workload, output or effective options moved")
@@ -80,16 +95,31 @@ def next_step(comparison: Comparison, per_arm: int, budget: int, kernel_claim: b
         return Step(False, f"decisive: structure changed; {_timing_beside_structure(comparison)}")
     if per_arm >= budget:
         return Step(False, f"timing decides; sample budget spent ({budget} per arm)")
-    if per_arm < MIN_TIMING_SAMPLES:
-        return Step(True, f"timing decides: needs {MIN_TIMING_SAMPLES} per arm")
+    if seconds_left is not None and seconds_left <= 0:
+        return Step(False, f"timing decides; time budget per fix spent at {per_arm} per arm")
     delta = judged_delta(comparison)
     if delta is None:
         return Step(False, "no timing to judge")
+    if per_arm >= EARLIEST and large(delta):
+        return Step(False, f"timing decides: difference at least {LARGE_EFFECT:g}x the noise band at {per_arm} per arm")
+    if per_arm >= EARLIEST and 0 < expected_ms < CLEARLY_INSIDE * delta.band and abs(delta.delta) <= delta.band:
+        return Step(
+            False,
+            f"timing decides: the expected effect (~{expected_ms:.0f} ms) is under half the noise band "
+            f"(±{delta.band:.0f} ms); more runs would not show it",
+        )
+    if per_arm < MIN_TIMING_SAMPLES:
+        return Step(True, f"timing decides: needs {MIN_TIMING_SAMPLES} per arm")
     if abs(delta.delta) > CLEARLY_OUTSIDE * delta.band:
         return Step(False, "timing decides: difference clearly outside the noise band")
     if abs(delta.delta) < CLEARLY_INSIDE * delta.band:
         return Step(False, "timing decides: difference clearly inside the noise band")
     return Step(True, "timing decides: difference near the noise band")
+
+
+def large(delta: TimingDelta) -> bool:
+    """Far enough outside a band that rests on repeated runs to be decided at EARLIEST per arm."""
+    return delta.spread_seen and not delta.not_applicable and abs(delta.delta) >= LARGE_EFFECT * delta.band > 0
 
 
 def _timing_beside_structure(comparison: Comparison) -> str:
@@ -114,11 +144,14 @@ def effective_verdict(comparison: Comparison, per_arm: int) -> tuple[str, str]:
         return INCONCLUSIVE, f"structure and timing disagree after {per_arm} sample(s) per arm"
     if verdict in (INVALID, NO_EFFECT) or structure_changed(comparison) or per_arm >= MIN_TIMING_SAMPLES:
         return verdict, verdict.lower()
+    judged = judged_delta(comparison)
+    if verdict != INCONCLUSIVE and per_arm >= EARLIEST and judged is not None and large(judged):
+        return verdict, f"{verdict.lower()}: at least {LARGE_EFFECT:g}x the noise band at {per_arm} per arm"
     if verdict == INCONCLUSIVE:
         return verdict, "inconclusive"
     return INCONCLUSIVE, (
         f"timing-only {verdict.lower()} from {per_arm} sample(s) per arm: a timing claim needs "
-        f"{MIN_TIMING_SAMPLES} per arm (raise --samples)"
+        f"{MIN_TIMING_SAMPLES} per arm, or {EARLIEST} when at least {LARGE_EFFECT:g}x the band (raise --samples)"
     )
 
 

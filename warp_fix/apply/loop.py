@@ -324,7 +324,12 @@ class ApplySession:
         try:
             calls = self.clock.calls
             arms = self._arms(
-                self.accepted_cwd, set(fix.allow_options), self.accepted_report, fix.measure_kernels, fix.options_set
+                self.accepted_cwd,
+                set(fix.allow_options),
+                self.accepted_report,
+                fix.measure_kernels,
+                fix.options_set,
+                fix.expected_ms,
             )
         except ProbeError as exc:
             return self._drop(entry, f"could not be measured: {exc}")
@@ -342,6 +347,7 @@ class ApplySession:
         reuse: Report | None,
         kernel_timing: bool = False,
         options_set: Sequence[str] = (),
+        expected_ms: float = 0.0,
     ) -> ArmsResult:
         if kernel_timing and reuse is not None and reuse.summary and reuse.summary.kernel_ms is None:
             reuse = None  # the earlier measurement has no kernel time: both arms are measured afresh
@@ -356,6 +362,8 @@ class ApplySession:
             self.say,
             reuse,
             kernel_timing,
+            expected_ms,
+            self.request.seconds_per_fix,
         )
 
     def _decide(self, fix: Fix, entry: Entry, arms: ArmsResult, probe_calls: int) -> Entry:

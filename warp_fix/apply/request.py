@@ -27,6 +27,7 @@ class ApplyRequest:
     allow_nondeterministic_output: bool = False
     config_source: Path | None = None
     output_tolerance: float | None = None  # relative; replaces the tolerances learned from the baseline
+    seconds_per_fix: float | None = None  # a timing-decided fix stops sampling once it has used this much
 
 
 def build_request(
@@ -42,6 +43,7 @@ def build_request(
     dry_run: bool = False,
     allow_nondeterministic_output: bool = False,
     output_tolerance: float | None = None,
+    seconds_per_fix: float | None = None,
 ) -> ApplyRequest:
     directory = Path(cwd).resolve()
     if not directory.is_dir():
@@ -59,6 +61,8 @@ def build_request(
         raise ApplyError("--branch NAME is required (the branch apply creates for its commits)")
     if samples is not None and samples < 1:
         raise ApplyError("--samples must be at least 1")
+    if seconds_per_fix is not None and seconds_per_fix <= 0:
+        raise ApplyError(f"--time-per-fix must be a positive number of seconds, got {seconds_per_fix:g}")
     if output_tolerance is not None and not 0 <= output_tolerance < 1:
         raise ApplyError(f"--output-tolerance is a relative tolerance in [0, 1), got {output_tolerance:g}")
     return ApplyRequest(
@@ -75,6 +79,7 @@ def build_request(
         allow_nondeterministic_output=allow_nondeterministic_output,
         config_source=config.source,
         output_tolerance=output_tolerance,
+        seconds_per_fix=seconds_per_fix,
     )
 
 
