@@ -138,8 +138,18 @@ def test_dry_run_prints_the_plan_and_makes_no_branch(nondeterministic_repo):
     assert [e.outcome for e in result.ledger.entries] == ["planned", "declined"]
     assert result.ledger.status == "dry-run" and result.ledger_files is None
     assert any("apply would refuse without --allow-nondeterministic-output" in w for w in result.ledger.warnings)
+    assert any(w.startswith("no test command") for w in result.ledger.warnings)  # what a real run warns about
     assert checkout_snapshot(nondeterministic_repo) == before
     assert git(nondeterministic_repo, "branch", "--list") == branches
+
+
+def test_dry_run_warns_about_uncommitted_changes_as_a_real_run_does(nondeterministic_repo):
+    (nondeterministic_repo / "app.py").write_text((nondeterministic_repo / "app.py").read_text() + "\n# edited\n")
+    request = build_request(
+        command=[PYTHON, "app.py"], cwd=nondeterministic_repo, branch=None, samples=1, dry_run=True
+    )
+    result = run_apply(request, planner=lambda *a: Plan(command=[]))
+    assert any("1 uncommitted change(s) are not on the new branch" in w for w in result.ledger.warnings)
 
 
 def start_apply(repo: Path, branch: str) -> subprocess.Popen:

@@ -298,6 +298,8 @@ def test_log_cli_prints_rows_and_json(tmp_path):
     git(repo, "checkout", "-q", "main")
     text = run_cli("log", "wf/s", cwd=repo)
     assert text.returncode == 0 and "late-module-options" in text.stdout and "4 -> 3" in text.stdout
+    totals = " ".join(text.stdout[text.stdout.index("totals over") :].split())
+    assert "module identities built 4 -> 3" in totals and "Identities" not in totals  # labels, not trailer keys
     assert '"by_warp_fix": true' in run_cli("log", "wf/s", "--json", cwd=repo).stdout
     missing = run_cli("log", "nope", cwd=Path(repo))
     assert missing.returncode == 2 and "no branch nope" in missing.stderr

@@ -467,12 +467,15 @@ class DryRun:
 
         root = _repo_root(self.request.cwd) or self.request.cwd
         command = list(self.request.command)
+        preconditions = self._preconditions()
+        for warning in preconditions:
+            self.say(f"warning: {warning}")
         clock = ProbeClock()
         samples = budget.BASELINE_SAMPLES
         self.say(f"baseline: one measurement of {samples} cold+warm sample(s) of {shlex.join(command)}")
         report = clock.measure(command, self.request.cwd, samples, self.request.timeout, "baseline")
         plan = self.planner(report, root, command)
-        output_model, warnings = None, []
+        output_model, warnings = None, list(preconditions)
         if report.output.text_varies:
             warnings.append(
                 f"the output text differs between runs ({_difference(report)}): apply would refuse "
@@ -514,6 +517,14 @@ class DryRun:
                 )
             )
         return ApplyResult(ledger, plan)
+
+    def _preconditions(self) -> list[str]:
+        """What a real run would warn about first (uncommitted changes, no test command), or why it would refuse."""
+        try:
+            repo = UserRepo.discover(self.request.cwd)
+        except ApplyError as exc:
+            return [f"a real run would refuse: {exc}"]
+        return _precondition_warnings(repo, self.request)
 
 
 def run_fix_codemod(fix: Fix, root: Path) -> CodemodResult:

@@ -176,6 +176,7 @@ def print_log(log: BranchLog, console: Console) -> None:
 
 def _total(log: BranchLog, metric: Metric, before: float, after: float) -> str:
     """A total as `log` prints it; a measured timing says when it is inside its noise band."""
-    text = f"{metric.trailer} {metric.format(before)} -> {metric.format(after)}"
+    unit = f" {metric.unit}" if metric.unit else ""
+    text = f"{metric.label} {metric.format(before)} -> {metric.format(after)}{unit}"
     timing = log.measured_timing(metric)
     return text + (" (inside the noise band)" if timing is not None and not timing.significant else "")
