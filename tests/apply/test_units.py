@@ -24,7 +24,7 @@ from warp_fix.compare import (
     TimingDelta,
 )
 from warp_fix.config import ConfigError, load_config, parse_config
-from warp_fix.metrics import COLD_MODULE, IDENTITIES, KERNEL, WARM_MODULE
+from warp_fix.metrics import COLD_CPU, COLD_MODULE, IDENTITIES, KERNEL, WARM_MODULE
 from warp_fix.model import ADVISORY, CONSENT, SAFE, Fix
 from warp_fix.report import Stat
 
@@ -399,6 +399,18 @@ def test_a_total_inside_the_noise_band_reads_as_noise_not_as_a_regression():
     assert "(inside the ±900 ms noise band: not significant)" in line
     slower = total_line(Numbers.of(comparison(delta=-613.0, band=100.0, n=3), per_arm=3, launch_count=12))
     assert slower.startswith("no structural change; cold module work 1000 -> 387 ms (-613 ms, beyond the ±100 ms")
+
+
+def test_a_wall_clock_slowdown_the_cpu_time_does_not_show_reads_as_machine_load():
+    from warp_fix.apply.view import total_line
+
+    c = comparison(IMPROVED, {"identities": (5, 3)}, delta=613.0, band=100.0, n=2)
+    flat = Stat(800.0, 4.0, [800.0, 801.0])
+    c.timing.insert(1, TimingDelta(COLD_CPU.label, flat, flat, 0.0, 40.0))
+    line = total_line(Numbers.of(c, per_arm=2, launch_count=12))
+    assert "cold module work 1000 -> 1613 ms (+613 ms, beyond the ±100 ms noise band; the builds' CPU time did not " \
+        "move: machine load)" in line
+    assert "cold module CPU time 800 -> 800 ms (inside the ±40 ms noise band: not significant)" in line
 
 
 def test_a_run_that_keeps_nothing_leaves_no_branch_and_says_what_it_tried(tmp_path):

@@ -13,7 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from warp_fix.compare import Comparison, TimingDelta
-from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, KERNEL, STRUCTURE, TIMING, WARM_MODULE, Metric, fmt_ms
+from warp_fix.metrics import (
+    COLD_CPU,
+    COLD_MODULE,
+    COMPILE_ELAPSED,
+    KERNEL,
+    STRUCTURE,
+    TIMING,
+    WARM_MODULE,
+    Metric,
+    fmt_ms,
+)
 from warp_fix.output_model import OutputModelRecord
 from warp_fix.report import Stat
 
@@ -90,12 +100,15 @@ class Numbers:
         """One line for a person deciding: the structure that changed, then each timing with its significance
         (a change inside the noise band says so: it is no regression, nor a win)."""
         parts = [self.structure_line()] if self.structure_line() else []
-        for metric in (COLD_MODULE, COMPILE_ELAPSED, KERNEL, WARM_MODULE):
+        cpu = self.timing_of(COLD_CPU)
+        for metric in (COLD_MODULE, COLD_CPU, COMPILE_ELAPSED, KERNEL, WARM_MODULE):
             t = self.timing_of(metric)
             if t and t.not_applicable:
                 parts.append(f"{metric.label} n/a")
             elif t:
-                parts.append(f"{metric.label} {t.pair()} ms ({significance(t)})")
+                load = metric is COLD_MODULE and t.significant and t.delta > 0 and cpu and not cpu.significant
+                said = "; the builds' CPU time did not move: machine load" if load else ""
+                parts.append(f"{metric.label} {t.pair()} ms ({significance(t)}{said})")
         if self.output_detail and self.output_detail != "identical":
             parts.append(f"output {self.output_detail}")
         return "; ".join(parts) + f"; n={self.per_arm} per arm"
