@@ -88,16 +88,16 @@ def measure_interleaved(
     reused = reuse is not None
     while True:
         if len(before) == len(after):
-            say(f"  sample {len(after) + 1}: accepted")
+            say(f"  run {len(after) + 1} without the fix")
             before.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
         say(
-            f"  sample {len(after) + 1}: candidate"
-            + (" (accepted state: reused measurement)" if reused else "")
+            f"  run {len(after) + 1} with the fix"
+            + (" (without it: the last measurement, reused)" if reused else "")
         )
         after.append(clock.measure(command, candidate_cwd, 1, timeout, "candidate", kernel_timing))
         comparison = judge(merge_reports(before), merge_reports(after))
         if reused and not decisive(comparison):
-            say("  timing decides: a fresh sample of the accepted state replaces the reused one")
+            say("  timing decides: the code without the fix is measured again, right after")
             before = [clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing)]
             reused = False
             comparison = judge(merge_reports(before), merge_reports(after))
