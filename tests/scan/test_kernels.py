@@ -345,3 +345,73 @@ def test_kernels_of_factories_in_a_registry_are_optional(scan):
     )
     assert index.kernel_named("bloom").chosen_by == ["EFFECTS[...]"]
     assert index.kernel_named("fade").chosen_by == []
+
+
+def test_module_scope_kernels_in_a_registry_are_plugin_entries(scan):
+    index = scan(
+        {
+            "filters.py": """
+                import warp as wp
+
+                @wp.kernel
+                def soften(x: wp.array(dtype=float)):
+                    x[wp.tid()] = x[wp.tid()] * 0.9
+
+                @wp.kernel
+                def clip(x: wp.array(dtype=float)):
+                    x[wp.tid()] = wp.min(x[wp.tid()], 1.0)
+
+                FILTERS = {"soften": soften}
+
+                def register(name, kernel):
+                    FILTERS[name] = kernel
+            """
+        }
+    )
+    assert index.kernel_named("soften").chosen_by == ["FILTERS[...]"]
+    assert index.kernel_named("clip").chosen_by == []
+
+
+def test_module_scope_kernels_one_function_picks_by_configuration_are_a_closed_set(scan):
+    index = scan(
+        {
+            "edges.py": """
+                import warp as wp
+
+                @wp.kernel
+                def clamp_edges(x: wp.array(dtype=float)):
+                    pass
+
+                @wp.kernel
+                def wrap_edges(x: wp.array(dtype=float)):
+                    pass
+
+                @wp.kernel
+                def zero_edges(x: wp.array(dtype=float)):
+                    pass
+
+                EDGES = {"zero": zero_edges}
+
+                def edge_kernel(kind):
+                    if kind == "clamp":
+                        return clamp_edges
+                    elif kind == "wrap":
+                        return wrap_edges
+                    raise ValueError(kind)
+
+                def by_lookup(kind):
+                    return EDGES[kind]
+
+                def by_call(kind):
+                    if make(kind):
+                        return clamp_edges
+                    return wrap_edges
+            """
+        }
+    )
+    assert [(k.name, k.picked_by, k.picked_by_line) for k in index.kernels] == [
+        ("clamp_edges", "edge_kernel", 17),
+        ("wrap_edges", "edge_kernel", 17),
+        ("zero_edges", None, None),  # a registry's entry: plugin code, not an alternative
+    ]
+    assert index.kernel_named("zero_edges").chosen_by == ["EDGES[...]"]

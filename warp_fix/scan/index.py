@@ -57,7 +57,10 @@ class KernelDef(Located):
     made_by: "decorator" (`@wp.kernel`), "call" (`wp.kernel(fn, ...)`) or "project-decorator" (a project's own
     `@kernel` wrapping `wp.kernel`; codemods that edit `@wp.kernel` decorators cannot edit it).
     chosen_by: factory parameters read by the `if`/`match` that decides whether the kernel is made: a dispatch on
-    run-time data, so only some runs build it (an optional kernel).
+    run-time data, so only some runs build it (an optional kernel); `NAME[...]` for a registry's entry.
+    picked_by, picked_by_line: the function (and its `def` line) of the same file that returns this module-scope
+    kernel from a fixed `if`/`elif` on a configuration value: one of a closed set of alternatives, all defined at
+    import, one picked per run (not a plugin: nothing outside the file adds to the set).
     """
 
     name: str
@@ -76,6 +79,8 @@ class KernelDef(Located):
     generic_parameters: list[str] = field(default_factory=list)
     made_by: str = "decorator"
     chosen_by: list[str] = field(default_factory=list)
+    picked_by: str | None = None
+    picked_by_line: int | None = None
 
     @property
     def module_from_parameter(self) -> bool:

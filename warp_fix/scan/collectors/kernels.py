@@ -49,8 +49,12 @@ class KernelCollector(Collector):
                 )
 
     def finish(self) -> None:
-        """Kernels of factories listed in a module-scope registry (`SHADERS = {"toon": make_toon}`) are made only
-        for the entry a run looks up: optional, like a branch on a parameter."""
+        """Kernels of factories listed in a module-scope registry (`SHADERS = {"toon": make_toon}`), and
+        module-scope kernels listed in one (`FILTERS = {"soften": soften}`), are made or launched only for the entry
+        a run looks up, and a project can add its own entries: optional plugin code, like a branch on a parameter.
+
+        Module-scope kernels a function of the file returns from a fixed `if`/`elif` (or `match`) on a
+        configuration value are a closed set of alternatives (`picked_by`): all defined at import, one picked."""
         registries: dict[str, str] = {}
         for statement in self.parsed.tree.body:
             if isinstance(statement, ast.Assign | ast.AnnAssign) and isinstance(statement.value, ast.Dict):
@@ -60,9 +64,52 @@ class KernelCollector(Collector):
                     if name and isinstance(value, ast.Name):
                         registries.setdefault(value.id, f"{name}[...]")
         for kernel in self.found.kernels:
-            registry = registries.get(kernel.enclosing_functions[0]) if kernel.enclosing_functions else None
+            owner = kernel.enclosing_functions[0] if kernel.enclosing_functions else kernel.name
+            registry = registries.get(owner)
             if registry and registry not in kernel.chosen_by:
                 kernel.chosen_by.append(registry)
+        self._mark_alternatives()
+
+    def _mark_alternatives(self) -> None:
+        """`picked_by` on the module-scope kernels a selector of this file returns: a module-scope function whose
+        every `return` gives a module-scope kernel of the file by name, at least one of them inside an `if`/`elif`
+        (or `case`) whose test compares names with constants, and two kernels or more in all. A lookup in a dict
+        (a registry), a kernel made inside the function or any other return value is not a closed set."""
+        at_scope = {k.name: k for k in self.found.kernels if k.at_module_scope}
+        for function in self.parsed.tree.body:
+            if not isinstance(function, _Function):
+                continue
+            returns = _own_returns(function)
+            names = [r.value.id if isinstance(r.value, ast.Name) else None for r in returns]
+            if not returns or any(n not in at_scope for n in names) or len(set(names)) < 2:
+                continue
+            if not any(self._under_fixed_branch(r, function) for r in returns):
+                continue
+            for name in dict.fromkeys(names):
+                kernel = at_scope[name]
+                if kernel.picked_by is None and not kernel.chosen_by:
+                    kernel.picked_by, kernel.picked_by_line = function.name, function.lineno
+
+    def _under_fixed_branch(self, node: ast.AST, function: _Function) -> bool:
+        """`node` is in a branch of an `if` or `match` of `function` whose test only compares names, attributes
+        and constants (`kind == "clamp"`, `config.EDGE in ("wrap", "tile")`), and every enclosing test is so."""
+        branched = False
+        child = node
+        for parent in self.parsed.ancestors(node):
+            if parent is function:
+                break
+            if isinstance(parent, ast.If) and child is not parent.test:
+                if not _fixed_test(parent.test):
+                    return False
+                branched = True
+            elif isinstance(parent, ast.match_case):
+                if not isinstance(parent.pattern, ast.MatchValue | ast.MatchOr | ast.MatchAs) or parent.guard:
+                    return False
+                branched = True
+            elif isinstance(parent, ast.For | ast.While | ast.With | ast.Try | ast.Lambda):
+                return False
+            child = parent
+        return branched
 
     def _decorator_symbol(self, decorator: ast.expr) -> str | None:
         return self.parsed.warp_symbol(decorator.func if isinstance(decorator, ast.Call) else decorator)
@@ -255,6 +302,16 @@ class KernelCollector(Collector):
             returns=[parsed.source(r.value) if r.value else "None" for r in _own_returns(function)],
             decorators=[parsed.source(d) for d in function.decorator_list],
         )
+
+
+def _fixed_test(test: ast.expr) -> bool:
+    """A branch test of names, attributes and constants only (comparisons, `and`/`or`/`not`): no call, no
+    subscript, nothing computed from run-time data beyond the configuration value it reads."""
+    allowed = (
+        ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Name, ast.Attribute, ast.Constant, ast.Tuple, ast.List, ast.Set,
+        ast.Load, ast.cmpop, ast.boolop, ast.unaryop,
+    )
+    return all(isinstance(n, allowed) for n in ast.walk(test))
 
 
 def _own_nodes(function: _Function):
