@@ -409,9 +409,54 @@ def test_module_scope_kernels_one_function_picks_by_configuration_are_a_closed_s
             """
         }
     )
-    assert [(k.name, k.picked_by, k.picked_by_line) for k in index.kernels] == [
-        ("clamp_edges", "edge_kernel", 17),
-        ("wrap_edges", "edge_kernel", 17),
-        ("zero_edges", None, None),  # a registry's entry: plugin code, not an alternative
+    assert [(k.name, k.picked_by, k.picked_by_file, k.picked_by_line) for k in index.kernels] == [
+        ("clamp_edges", "edge_kernel", "edges.py", 17),
+        ("wrap_edges", "edge_kernel", "edges.py", 17),
+        ("zero_edges", None, None, None),  # a registry's entry: plugin code, not an alternative
     ]
     assert index.kernel_named("zero_edges").chosen_by == ["EDGES[...]"]
+    selectors = [(s.name, s.kernels) for s in index.selectors]
+    assert selectors == [("edge_kernel", ["edges.clamp_edges", "edges.wrap_edges"])]
+
+
+def test_a_function_of_another_file_that_picks_imported_kernels_by_configuration_makes_them_alternatives(scan):
+    index = scan(
+        {
+            "app/__init__.py": "",
+            "app/edges.py": """
+                import warp as wp
+
+                @wp.kernel
+                def clamp_edges(x: wp.array(dtype=float)):
+                    pass
+
+                @wp.kernel
+                def wrap_edges(x: wp.array(dtype=float)):
+                    pass
+            """,
+            "app/pipeline.py": """
+                import warp as wp
+
+                from app import config
+                from . import edges
+                from .edges import clamp_edges
+
+                def edge_kernel():
+                    match config.EDGE:
+                        case "clamp":
+                            return clamp_edges
+                        case "wrap":
+                            return edges.wrap_edges
+                    raise ValueError(config.EDGE)
+
+                def not_a_set(kind):
+                    if kind == "clamp":
+                        return clamp_edges
+                    return wp.kernel
+            """,
+        }
+    )
+    assert [(k.name, k.picked_by, k.picked_by_file, k.picked_by_line) for k in index.kernels] == [
+        ("clamp_edges", "edge_kernel", "app/pipeline.py", 7),
+        ("wrap_edges", "edge_kernel", "app/pipeline.py", 7),
+    ]

@@ -56,7 +56,7 @@ def _tiny_modules(
         build.kernel_sources = [_source(name, file)]
         builds.append(build)
     for module, members, fields in (
-        ("edges", alternatives, {"picked_by": "edge_kernel", "picked_by_line": 40}),
+        ("edges", alternatives, {"picked_by": "edge_kernel", "picked_by_file": "ops/edges.py", "picked_by_line": 40}),
         ("filters", registry, {"chosen_by": ["FILTERS[...]"]}),
     ):
         if not members:
@@ -84,11 +84,11 @@ def _source(name: str, file: str, line: int = 9) -> KernelSource:
 
 @dataclass(frozen=True)
 class Alternatives:
-    """A closed set of module-scope kernels that one function of their file picks from by configuration (a fixed
-    if/elif): all defined at import, so the module builds every one of them whichever a run picks."""
+    """A closed set of module-scope kernels that one function picks from by configuration (a fixed if/elif): all
+    defined at import, so the module builds every one of them whichever a run picks."""
 
     module: str
-    file: str
+    file: str  # where the selecting function is
     picked_by: str  # the selecting function
     line: int  # its `def` line
     kernels: list[str]
@@ -275,14 +275,21 @@ def _repo_kernels(inputs: Inputs, build: ModuleBuild) -> list[KernelDef] | None:
 def _count(kernels: list[KernelDef]) -> int:
     """How many kernels a module holds for the small-module test, a closed set of alternatives counting once:
     a run uses one of them, the others are small and compile along."""
-    return len({(k.file, k.picked_by or k.name) for k in kernels})
+    return len({_selector(k) or (k.file, k.name, k.line) for k in kernels})
+
+
+def _selector(kernel: KernelDef) -> tuple[str, str, int] | None:
+    """(file, name, line) of the function that picks `kernel` from a closed set, if one does."""
+    if kernel.picked_by is None:
+        return None
+    return kernel.picked_by_file or kernel.file, kernel.picked_by, kernel.picked_by_line or 0
 
 
 def _alternatives(module: str, kernels: list[KernelDef]) -> list[Alternatives]:
     by_selector: dict[tuple[str, str, int], list[str]] = {}
     for k in kernels:
-        if k.picked_by:
-            by_selector.setdefault((k.file, k.picked_by, k.picked_by_line or k.line), []).append(k.name)
+        if (selector := _selector(k)) is not None:
+            by_selector.setdefault(selector, []).append(k.name)
     return [Alternatives(module, file, name, line, names) for (file, name, line), names in by_selector.items()]
 
 
@@ -307,8 +314,8 @@ def _why_apart(inputs: Inputs, build: ModuleBuild, kernels: list[KernelDef], dif
     if changes:
         return f"its options are set by {changes[0].kind} ({', '.join(sorted(changes[0].values))})"
     for alternatives in _alternatives(build.module, kernels):
-        every = {k.name for k in inputs.index.kernels if k.file == alternatives.file
-                 and k.picked_by == alternatives.picked_by}
+        picker = (alternatives.file, alternatives.picked_by, alternatives.line)
+        every = {k.name for k in inputs.index.kernels if _selector(k) == picker}
         if every - set(alternatives.kernels):
             return (f"the alternatives {alternatives.picked_by}() picks from are not all in it "
                     f"({', '.join(sorted(every - set(alternatives.kernels)))} elsewhere)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..captures import FactoryScopes
-from ..index import FactoryFunction, FuncDef, KernelDef, OverloadCall, Parameter
+from ..index import FactoryFunction, FuncDef, KernelDef, KernelSelector, OverloadCall, Parameter, SourceIndex
 from ..parsed import argument, function_parameters, parameter_default, qualname, string_literal
 from .base import Collector
 
@@ -71,24 +71,49 @@ class KernelCollector(Collector):
         self._mark_alternatives()
 
     def _mark_alternatives(self) -> None:
-        """`picked_by` on the module-scope kernels a selector of this file returns: a module-scope function whose
-        every `return` gives a module-scope kernel of the file by name, at least one of them inside an `if`/`elif`
-        (or `case`) whose test compares names with constants, and two kernels or more in all. A lookup in a dict
-        (a registry), a kernel made inside the function or any other return value is not a closed set."""
-        at_scope = {k.name: k for k in self.found.kernels if k.at_module_scope}
+        """A `KernelSelector` for each module-scope function whose every `return` gives a kernel by name (one of
+        this file's module-scope kernels, or a name imported from another module: `from .edges import clamp`,
+        `edges.clamp`), at least one of them inside an `if`/`elif` (or `case`) whose test compares names with
+        constants, two names or more in all. A lookup in a dict (a registry), a kernel made inside the function or
+        any other return value is not a closed set. The scan links the names to kernels (`link_selectors`)."""
+        local = {k.name for k in self.found.kernels if k.at_module_scope}
+        imported = self._imported_bindings()
+        module = self.parsed.info.python_module
         for function in self.parsed.tree.body:
             if not isinstance(function, _Function):
                 continue
             returns = _own_returns(function)
-            names = [r.value.id if isinstance(r.value, ast.Name) else None for r in returns]
-            if not returns or any(n not in at_scope for n in names) or len(set(names)) < 2:
+            names = [_returned_name(r.value, local, imported, module) for r in returns]
+            if not returns or None in names or len(set(names)) < 2:
                 continue
             if not any(self._under_fixed_branch(r, function) for r in returns):
                 continue
-            for name in dict.fromkeys(names):
-                kernel = at_scope[name]
-                if kernel.picked_by is None and not kernel.chosen_by:
-                    kernel.picked_by, kernel.picked_by_line = function.name, function.lineno
+            self.found.selectors.append(
+                KernelSelector(**self.parsed.located(function), name=function.name,
+                               kernels=list(dict.fromkeys(n for n in names if n)))
+            )
+
+    def _imported_bindings(self) -> dict[str, str]:
+        """Local name -> qualified name, for this file's module-scope `import` / `from ... import` statements
+        (relative ones resolved against the file's package)."""
+        bindings: dict[str, str] = {}
+        info = self.parsed.info
+        package = info.python_module.split(".")
+        if not info.file.endswith("__init__.py"):
+            package = package[:-1]
+        for statement in self.parsed.tree.body:
+            if isinstance(statement, ast.ImportFrom):
+                base = package[: len(package) - (statement.level - 1)] if statement.level else []
+                source = ".".join([*base, *([statement.module] if statement.module else [])])
+                for alias in statement.names:
+                    bindings[alias.asname or alias.name] = f"{source}.{alias.name}" if source else alias.name
+            elif isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    if alias.asname:
+                        bindings[alias.asname] = alias.name
+                    else:
+                        bindings[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        return bindings
 
     def _under_fixed_branch(self, node: ast.AST, function: _Function) -> bool:
         """`node` is in a branch of an `if` or `match` of `function` whose test only compares names, attributes
@@ -302,6 +327,32 @@ class KernelCollector(Collector):
             returns=[parsed.source(r.value) if r.value else "None" for r in _own_returns(function)],
             decorators=[parsed.source(d) for d in function.decorator_list],
         )
+
+
+def link_selectors(index: SourceIndex) -> None:
+    """`picked_by` on the module-scope kernels each selector returns, when every name it returns is one
+    (a selector returning anything else picks from no closed set). Registry entries keep `chosen_by`."""
+    by_name = {f"{k.python_module}.{k.name}": k for k in index.kernels if k.at_module_scope}
+    for selector in index.selectors:
+        kernels = [by_name.get(name) for name in selector.kernels]
+        if len(kernels) < 2 or any(k is None or k.chosen_by for k in kernels):
+            continue
+        for kernel in kernels:
+            if kernel is not None and kernel.picked_by is None:
+                kernel.picked_by, kernel.picked_by_file = selector.name, selector.file
+                kernel.picked_by_line = selector.line
+
+
+def _returned_name(value: ast.expr | None, local: set[str], imported: dict[str, str], module: str) -> str | None:
+    """The qualified name a `return` gives: a module-scope kernel of the file, or an imported name (`clamp`,
+    `edges.clamp`); None for anything else."""
+    if isinstance(value, ast.Name):
+        if value.id in local:
+            return f"{module}.{value.id}"
+        return imported.get(value.id)
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in imported:
+        return f"{imported[value.value.id]}.{value.attr}"
+    return None
 
 
 def _fixed_test(test: ast.expr) -> bool:
