@@ -53,8 +53,9 @@ class KernelCollector(Collector):
         module-scope kernels listed in one (`FILTERS = {"soften": soften}`), are made or launched only for the entry
         a run looks up, and a project can add its own entries: optional plugin code, like a branch on a parameter.
 
-        Module-scope kernels a function of the file returns from a fixed `if`/`elif` (or `match`) on a
-        configuration value are a closed set of alternatives (`picked_by`): all defined at import, one picked."""
+        A function returning module-scope kernels from a fixed `if`/`elif` (or `match`) on a configuration value
+        is a `KernelSelector`: they are a closed set of alternatives, all defined at import, one picked per run
+        (`picked_by`, set by `link_selectors` once every file is scanned)."""
         registries: dict[str, str] = {}
         for statement in self.parsed.tree.body:
             if isinstance(statement, ast.Assign | ast.AnnAssign) and isinstance(statement.value, ast.Dict):
