@@ -9,7 +9,7 @@ import libcst as cst
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import WarpImports, decorator_module, iter_statements, kernel_decorator
 from ._partial import DefReading, Focus
-from .module_options import module_scope_options
+from .module_options import computed_module_scope_options, module_scope_options
 from .specs import MergeModulesArgs
 from .split_by_block_dim import assign_modules
 
@@ -29,7 +29,10 @@ class MergeModules(WarpCodemod):
 
     Refuses when a kernel is missing or not a Warp kernel, its `module=` is computed, it carries
     `module_options`, or its present module gets options from a module-scope call of the file
-    (`wp.set_module_options({...})`, or `..., module="name")`): merged, it would build without them.
+    (`wp.set_module_options({...})`, or `..., module="name")`), constant or computed at import
+    (`{"fast_math": config.MODE == "fast"}`): merged, it would build without them. A function that
+    picks one of the kernels by configuration (`if kind == "clamp": return clamp_edges`) is left as it
+    is: the names it returns are kept.
     """
 
     NAME = "merge_modules"
@@ -52,6 +55,52 @@ class MergeModules(WarpCodemod):
                 '@warp.kernel(module="ops")\ndef mul(a: float):\n    pass\n'
             ),
         ),
+        Example(
+            title="a closed set of alternatives joins whole; the function that picks one by configuration is kept",
+            args={
+                "file": "edgeflow/boundary.py",
+                "kernels": ["clamp_edges", "wrap_edges", "zero_edges"],
+                "module": "edgeflow.kernels",
+            },
+            before=(
+                '"""Edge handling: pad a row with `halo` cells on each side."""\n\nimport warp as wp\n\n\n'
+                '@wp.kernel(module="edges")\n'
+                "def clamp_edges(src: wp.array(dtype=float), padded: wp.array(dtype=float), halo: int):\n"
+                "    i = wp.tid()\n    padded[i] = src[wp.clamp(i - halo, 0, src.shape[0] - 1)]\n\n\n"
+                '@wp.kernel(module="edges")\n'
+                "def wrap_edges(src: wp.array(dtype=float), padded: wp.array(dtype=float), halo: int):\n"
+                "    i = wp.tid()\n    n = src.shape[0]\n    padded[i] = src[(i - halo + n) % n]\n\n\n"
+                '@wp.kernel(module="edges")\n'
+                "def zero_edges(src: wp.array(dtype=float), padded: wp.array(dtype=float), halo: int):\n"
+                "    i = wp.tid()\n    j = i - halo\n    padded[i] = wp.where(j < 0 or j >= src.shape[0], 0.0, "
+                "src[wp.clamp(j, 0, src.shape[0] - 1)])\n\n\n"
+                "def edge_kernel(kind: str):\n"
+                '    """The padding kernel for a boundary kind."""\n'
+                '    if kind == "clamp":\n        return clamp_edges\n'
+                '    elif kind == "wrap":\n        return wrap_edges\n'
+                '    elif kind == "zero":\n        return zero_edges\n'
+                '    raise ValueError(f"unknown boundary kind {kind!r}")\n'
+            ),
+            after=(
+                '"""Edge handling: pad a row with `halo` cells on each side."""\n\nimport warp as wp\n\n\n'
+                '@wp.kernel(module="edgeflow.kernels")\n'
+                "def clamp_edges(src: wp.array(dtype=float), padded: wp.array(dtype=float), halo: int):\n"
+                "    i = wp.tid()\n    padded[i] = src[wp.clamp(i - halo, 0, src.shape[0] - 1)]\n\n\n"
+                '@wp.kernel(module="edgeflow.kernels")\n'
+                "def wrap_edges(src: wp.array(dtype=float), padded: wp.array(dtype=float), halo: int):\n"
+                "    i = wp.tid()\n    n = src.shape[0]\n    padded[i] = src[(i - halo + n) % n]\n\n\n"
+                '@wp.kernel(module="edgeflow.kernels")\n'
+                "def zero_edges(src: wp.array(dtype=float), padded: wp.array(dtype=float), halo: int):\n"
+                "    i = wp.tid()\n    j = i - halo\n    padded[i] = wp.where(j < 0 or j >= src.shape[0], 0.0, "
+                "src[wp.clamp(j, 0, src.shape[0] - 1)])\n\n\n"
+                "def edge_kernel(kind: str):\n"
+                '    """The padding kernel for a boundary kind."""\n'
+                '    if kind == "clamp":\n        return clamp_edges\n'
+                '    elif kind == "wrap":\n        return wrap_edges\n'
+                '    elif kind == "zero":\n        return zero_edges\n'
+                '    raise ValueError(f"unknown boundary kind {kind!r}")\n'
+            ),
+        ),
     )
     REFUSALS = (
         Refusal(
@@ -67,6 +116,14 @@ class MergeModules(WarpCodemod):
             args={"kernels": ["add"], "module": "ops"},
             reason="would build without them",
         ),
+        Refusal(
+            before=(
+                'import warp as wp\n\nfrom app import config\n\nwp.set_module_options({"fast_math": config.MODE == '
+                '"fast"})\n\n\n@wp.kernel\ndef diffuse(a: float):\n    pass\n'
+            ),
+            args={"kernels": ["diffuse"], "module": "ops"},
+            reason="gets options ['fast_math'] from a module-scope call",
+        ),
     )
 
     @classmethod
@@ -77,7 +134,7 @@ class MergeModules(WarpCodemod):
         warp = WarpImports.of(tree)
         merged = self.args["module"]
         wanted = set(self.args["kernels"])
-        options_of: dict[str | None, dict[str, Any]] = {}
+        options_of: dict[str | None, list[str]] = {}
         for stmt, _parents, _top in iter_statements(tree):
             if not isinstance(stmt, cst.FunctionDef) or stmt.name.value not in wanted:
                 continue
@@ -87,7 +144,8 @@ class MergeModules(WarpCodemod):
             if dec is None or present in (merged, "unique") or (value is not None and present is None):
                 continue  # not a kernel, already merged, a module of its own or computed: assign_modules decides
             if present not in options_of:
-                options_of[present] = module_scope_options(tree, warp, present)
+                options_of[present] = [*module_scope_options(tree, warp, present)]
+                options_of[present] += computed_module_scope_options(tree, warp, present)
             if options_of[present]:
                 where = "this file's module" if present is None else f'module "{present}"'
                 raise self.refuse(

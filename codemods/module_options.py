@@ -365,6 +365,28 @@ def module_scope_options(tree: cst.Module, warp: WarpImports, module: str | None
     return found
 
 
+def computed_module_scope_options(tree: cst.Module, warp: WarpImports, module: str | None) -> list[str]:
+    """The options module-scope calls set for the module from values computed at import (`{"fast_math": MODE ==
+    "fast"}`, or a dict that is not a literal): as written, keys where they are literal."""
+    found: list[str] = []
+    for stmt in tree.body:
+        call = single_call(stmt)
+        if call is None:
+            continue
+        is_options, target, value = _options_target(call, warp)
+        if not is_options or target != module:
+            continue
+        if not isinstance(value, cst.Dict):
+            found.append(tree.code_for_node(value) if value is not None else "options")
+            continue
+        for element in value.elements:
+            ok_key, key = literal_value(element.key) if isinstance(element, cst.DictElement) else (False, None)
+            ok_value = isinstance(element, cst.DictElement) and literal_value(element.value)[0]
+            if not (ok_key and ok_value):
+                found.append(str(key) if ok_key else tree.code_for_node(element))
+    return found
+
+
 def _with_values(literal: cst.Dict, values: dict[str, Any]) -> cst.Dict:
     """The dict literal with the values of `values`' keys set, the rest as written."""
     elements = []

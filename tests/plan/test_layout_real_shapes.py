@@ -1,8 +1,9 @@
 """Module-layout mechanisms on the shapes real programs have, measured on real runs of the fixture apps.
 
 Renamed factory kernels, `wp.kernel(fn, ...)` called as a function, a project's own kernel decorator, a plugin
-dispatch whose kernels only some runs build, and two or three modules of one lifecycle; and the plan's rule of one
-fix (one commit) per mechanism and target module.
+dispatch whose kernels only some runs build, two or three modules of one lifecycle, and one whose edge stage is a
+closed set of alternatives picked by configuration; and the plan's rule of one fix (one commit) per mechanism and
+target module.
 """
 
 from __future__ import annotations
@@ -103,8 +104,45 @@ def test_three_same_lifecycle_modules_merge_and_other_lifecycles_or_options_stay
     assert finding(plan, "granular-modules").extra_builds == 2
 
 
+def test_a_closed_set_of_alternatives_joins_its_lifecycles_merge_and_plugin_options_and_tape_modules_stay(plan_of):
+    """The set-up, edge and output stages merge as one fix, the edge module's four alternatives (picked by
+    configuration at boundary.py:41) whole; the registry, the mode-dependent fast_math and the taped modules stay,
+    each with its reason."""
+    plan = plan_of("lifecycle_alternatives")
+    (fix,) = fixes(plan, "granular-modules")
+    assert fix.codemod == "merge_modules"
+    assert fix.args_json() == {
+        "kernels": [
+            ["edgeflow/prepare.py", "normalize"],
+            ["edgeflow/boundary.py", "clamp_edges"],
+            ["edgeflow/boundary.py", "reflect_edges"],
+            ["edgeflow/boundary.py", "wrap_edges"],
+            ["edgeflow/boundary.py", "zero_edges"],
+            ["edgeflow/output.py", "to_levels"],
+        ],
+        "module": "edgeflow.kernels",
+    }
+    assert "closed set of alternatives" in fix.description
+    assert "edge_kernel() (edgeflow/boundary.py:41) picks from by configuration" in fix.description
+    facts = finding(plan, "granular-modules").facts
+    assert facts.modules == ["edges", "output", "setup"]
+    (closed,) = facts.alternatives
+    assert (closed.module, closed.file, closed.picked_by, closed.line) == ("edges", "edgeflow/boundary.py",
+                                                                           "edge_kernel", 41)
+    assert sorted(closed.kernels) == ["clamp_edges", "reflect_edges", "wrap_edges", "zero_edges"]
+    assert finding(plan, "granular-modules").extra_builds == 2
+    reasons = declined(plan, "granular-modules")
+    assert any(r.startswith("edgeflow.numerics keeps its own module") and "fast_math" in r and
+               "edgeflow/numerics.py:7" in r for r in reasons), reasons
+    assert any(r.startswith("edgeflow.filters keeps its own module: plugin code") and "FILTERS[...]" in r
+               for r in reasons), reasons
+    assert any(r.startswith("edgeflow.exposure keeps its own module: differentiated") for r in reasons), reasons
+    touched = {file for f in plan.fixes for file in f.files}
+    assert touched.isdisjoint({"edgeflow/numerics.py", "edgeflow/filters.py", "edgeflow/exposure.py"}), touched
+
+
 def test_every_fired_finding_has_a_fix_or_a_reason(plan_of):
-    for name in ("factory_qualname", "plugin_dispatch", "lifecycle_modules"):
+    for name in ("factory_qualname", "plugin_dispatch", "lifecycle_modules", "lifecycle_alternatives"):
         plan = plan_of(name)
         for fired in (f for f in plan.findings if f.status == "fired"):
             assert fixes(plan, fired.slug) or declined(plan, fired.slug), (name, fired.slug)
@@ -157,6 +195,29 @@ def test_merging_two_or_three_modules_is_kept_as_one_commit(tmp_path):
     assert git(repo, "rev-list", "--count", "main..wf/layout") == "1"
     changed = git(repo, "diff", "--name-only", "main..wf/layout").split()
     assert changed == ["grading/curve.py", "grading/grain.py", "grading/lift.py"]
+
+
+def test_lifecycle_with_configured_alternatives_is_merged_as_one_commit(tmp_path):
+    """apply for real: set-up, the four edge alternatives and output become one module in one commit (6 -> 4
+    identities), the output is the same, the fixture's tests (every boundary kind, a project filter, the exposure
+    gradient) pass; numerics.py (fast_math by mode), filters.py (the registry) and exposure.py (taped) untouched."""
+    repo = fixture_repo(tmp_path, "lifecycle_alternatives")
+    request = build_request(
+        command=[PYTHON, "-m", "edgeflow"], cwd=repo, branch="wf/layout", samples=3, only=["granular-modules"],
+        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
+    )
+    result = run_apply(request)
+    (entry,) = [e for e in result.ledger.entries if e.slug == "granular-modules"]
+    assert entry.outcome == KEPT, entry.reason
+    assert entry.numbers.structure["identities"] == (6, 4)
+    assert entry.numbers.output_same and entry.numbers.workload_same
+    assert git(repo, "rev-list", "--count", "main..wf/layout") == "1"
+    changed = git(repo, "diff", "--name-only", "main..wf/layout").split()
+    assert changed == ["edgeflow/boundary.py", "edgeflow/output.py", "edgeflow/prepare.py"]
+    boundary = git(repo, "show", "wf/layout:edgeflow/boundary.py")
+    assert boundary.count('@wp.kernel(module="edgeflow.kernels")') == 4 and 'module="edges"' not in boundary
+    assert boundary.split("def edge_kernel")[1] == git(repo, "show", "main:edgeflow/boundary.py").split(
+        "def edge_kernel")[1]
 
 
 def test_two_factories_given_one_module_are_one_commit(tmp_path):

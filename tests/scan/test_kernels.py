@@ -345,3 +345,118 @@ def test_kernels_of_factories_in_a_registry_are_optional(scan):
     )
     assert index.kernel_named("bloom").chosen_by == ["EFFECTS[...]"]
     assert index.kernel_named("fade").chosen_by == []
+
+
+def test_module_scope_kernels_in_a_registry_are_plugin_entries(scan):
+    index = scan(
+        {
+            "filters.py": """
+                import warp as wp
+
+                @wp.kernel
+                def soften(x: wp.array(dtype=float)):
+                    x[wp.tid()] = x[wp.tid()] * 0.9
+
+                @wp.kernel
+                def clip(x: wp.array(dtype=float)):
+                    x[wp.tid()] = wp.min(x[wp.tid()], 1.0)
+
+                FILTERS = {"soften": soften}
+
+                def register(name, kernel):
+                    FILTERS[name] = kernel
+            """
+        }
+    )
+    assert index.kernel_named("soften").chosen_by == ["FILTERS[...]"]
+    assert index.kernel_named("clip").chosen_by == []
+
+
+def test_module_scope_kernels_one_function_picks_by_configuration_are_a_closed_set(scan):
+    index = scan(
+        {
+            "edges.py": """
+                import warp as wp
+
+                @wp.kernel
+                def clamp_edges(x: wp.array(dtype=float)):
+                    pass
+
+                @wp.kernel
+                def wrap_edges(x: wp.array(dtype=float)):
+                    pass
+
+                @wp.kernel
+                def zero_edges(x: wp.array(dtype=float)):
+                    pass
+
+                EDGES = {"zero": zero_edges}
+
+                def edge_kernel(kind):
+                    if kind == "clamp":
+                        return clamp_edges
+                    elif kind == "wrap":
+                        return wrap_edges
+                    raise ValueError(kind)
+
+                def by_lookup(kind):
+                    return EDGES[kind]
+
+                def by_call(kind):
+                    if make(kind):
+                        return clamp_edges
+                    return wrap_edges
+            """
+        }
+    )
+    assert [(k.name, k.picked_by, k.picked_by_file, k.picked_by_line) for k in index.kernels] == [
+        ("clamp_edges", "edge_kernel", "edges.py", 17),
+        ("wrap_edges", "edge_kernel", "edges.py", 17),
+        ("zero_edges", None, None, None),  # a registry's entry: plugin code, not an alternative
+    ]
+    assert index.kernel_named("zero_edges").chosen_by == ["EDGES[...]"]
+    selectors = [(s.name, s.kernels) for s in index.selectors]
+    assert selectors == [("edge_kernel", ["edges.clamp_edges", "edges.wrap_edges"])]
+
+
+def test_a_function_of_another_file_that_picks_imported_kernels_by_configuration_makes_them_alternatives(scan):
+    index = scan(
+        {
+            "app/__init__.py": "",
+            "app/edges.py": """
+                import warp as wp
+
+                @wp.kernel
+                def clamp_edges(x: wp.array(dtype=float)):
+                    pass
+
+                @wp.kernel
+                def wrap_edges(x: wp.array(dtype=float)):
+                    pass
+            """,
+            "app/pipeline.py": """
+                import warp as wp
+
+                from app import config
+                from . import edges
+                from .edges import clamp_edges
+
+                def edge_kernel():
+                    match config.EDGE:
+                        case "clamp":
+                            return clamp_edges
+                        case "wrap":
+                            return edges.wrap_edges
+                    raise ValueError(config.EDGE)
+
+                def not_a_set(kind):
+                    if kind == "clamp":
+                        return clamp_edges
+                    return wp.kernel
+            """,
+        }
+    )
+    assert [(k.name, k.picked_by, k.picked_by_file, k.picked_by_line) for k in index.kernels] == [
+        ("clamp_edges", "edge_kernel", "app/pipeline.py", 7),
+        ("wrap_edges", "edge_kernel", "app/pipeline.py", 7),
+    ]

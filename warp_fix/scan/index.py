@@ -57,7 +57,10 @@ class KernelDef(Located):
     made_by: "decorator" (`@wp.kernel`), "call" (`wp.kernel(fn, ...)`) or "project-decorator" (a project's own
     `@kernel` wrapping `wp.kernel`; codemods that edit `@wp.kernel` decorators cannot edit it).
     chosen_by: factory parameters read by the `if`/`match` that decides whether the kernel is made: a dispatch on
-    run-time data, so only some runs build it (an optional kernel).
+    run-time data, so only some runs build it (an optional kernel); `NAME[...]` for a registry's entry.
+    picked_by, picked_by_file, picked_by_line: the function (its file and `def` line; a `KernelSelector`) that
+    returns this module-scope kernel from a fixed `if`/`elif` on a configuration value: one of a closed set of
+    alternatives, all defined at import, one picked per run (not a plugin: nothing adds to the set).
     """
 
     name: str
@@ -76,10 +79,24 @@ class KernelDef(Located):
     generic_parameters: list[str] = field(default_factory=list)
     made_by: str = "decorator"
     chosen_by: list[str] = field(default_factory=list)
+    picked_by: str | None = None
+    picked_by_file: str | None = None
+    picked_by_line: int | None = None
 
     @property
     def module_from_parameter(self) -> bool:
         return self.module_kind == "parameter"
+
+
+@dataclass(kw_only=True)
+class KernelSelector(Located):
+    """A module-scope function whose every `return` gives a module-scope kernel by name, at least one inside an
+    `if`/`elif` (or `case`) whose test compares names with constants: it picks one of a closed set by configuration.
+    `kernels` are the qualified names it returns (`pkg.edges.clamp_edges`), in order, duplicates removed; the
+    scan links them to their `KernelDef`s (`picked_by`) when every one is a module-scope kernel of the index."""
+
+    name: str
+    kernels: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -263,6 +280,7 @@ class SourceIndex:
     overloads: list[OverloadCall] = field(default_factory=list)
     tapes: list[TapeUse] = field(default_factory=list)
     launches: list[LaunchSite] = field(default_factory=list)
+    selectors: list[KernelSelector] = field(default_factory=list)
     calls: list[FunctionCalls] = field(default_factory=list)
     imports: list[ImportSite] = field(default_factory=list)
     entry_points: list[EntryPoint] = field(default_factory=list)

@@ -15,6 +15,7 @@ from pathlib import Path
 from . import files as discovery
 from .collectors import ALL_COLLECTORS
 from .collectors.entry_points import console_scripts, main_guard_line
+from .collectors.kernels import link_selectors
 from .index import EntryPoint, SourceFile, SourceIndex
 from .names import NameRequest, NameResolver, dotted_name, resolve_files
 from .parsed import FileInfo, ParsedFile, walk_with_parents
@@ -69,6 +70,7 @@ def scan_repository(root: Path, *, library_roots: Sequence[Path] = ()) -> Source
     scripts, warnings = console_scripts(root, repository.module_files)
     index.entry_points += scripts
     index.warnings += warnings
+    link_selectors(index)
     return index
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..captures import FactoryScopes
-from ..index import FactoryFunction, FuncDef, KernelDef, OverloadCall, Parameter
+from ..index import FactoryFunction, FuncDef, KernelDef, KernelSelector, OverloadCall, Parameter, SourceIndex
 from ..parsed import argument, function_parameters, parameter_default, qualname, string_literal
 from .base import Collector
 
@@ -49,8 +49,13 @@ class KernelCollector(Collector):
                 )
 
     def finish(self) -> None:
-        """Kernels of factories listed in a module-scope registry (`SHADERS = {"toon": make_toon}`) are made only
-        for the entry a run looks up: optional, like a branch on a parameter."""
+        """Kernels of factories listed in a module-scope registry (`SHADERS = {"toon": make_toon}`), and
+        module-scope kernels listed in one (`FILTERS = {"soften": soften}`), are made or launched only for the entry
+        a run looks up, and a project can add its own entries: optional plugin code, like a branch on a parameter.
+
+        A function returning module-scope kernels from a fixed `if`/`elif` (or `match`) on a configuration value
+        is a `KernelSelector`: they are a closed set of alternatives, all defined at import, one picked per run
+        (`picked_by`, set by `link_selectors` once every file is scanned)."""
         registries: dict[str, str] = {}
         for statement in self.parsed.tree.body:
             if isinstance(statement, ast.Assign | ast.AnnAssign) and isinstance(statement.value, ast.Dict):
@@ -60,9 +65,77 @@ class KernelCollector(Collector):
                     if name and isinstance(value, ast.Name):
                         registries.setdefault(value.id, f"{name}[...]")
         for kernel in self.found.kernels:
-            registry = registries.get(kernel.enclosing_functions[0]) if kernel.enclosing_functions else None
+            owner = kernel.enclosing_functions[0] if kernel.enclosing_functions else kernel.name
+            registry = registries.get(owner)
             if registry and registry not in kernel.chosen_by:
                 kernel.chosen_by.append(registry)
+        self._mark_alternatives()
+
+    def _mark_alternatives(self) -> None:
+        """A `KernelSelector` for each module-scope function whose every `return` gives a kernel by name (one of
+        this file's module-scope kernels, or a name imported from another module: `from .edges import clamp`,
+        `edges.clamp`), at least one of them inside an `if`/`elif` (or `case`) whose test compares names with
+        constants, two names or more in all. A lookup in a dict (a registry), a kernel made inside the function or
+        any other return value is not a closed set. The scan links the names to kernels (`link_selectors`)."""
+        local = {k.name for k in self.found.kernels if k.at_module_scope}
+        imported = self._imported_bindings()
+        module = self.parsed.info.python_module
+        for function in self.parsed.tree.body:
+            if not isinstance(function, _Function):
+                continue
+            returns = _own_returns(function)
+            names = [_returned_name(r.value, local, imported, module) for r in returns]
+            if not returns or None in names or len(set(names)) < 2:
+                continue
+            if not any(self._under_fixed_branch(r, function) for r in returns):
+                continue
+            self.found.selectors.append(
+                KernelSelector(**self.parsed.located(function), name=function.name,
+                               kernels=list(dict.fromkeys(n for n in names if n)))
+            )
+
+    def _imported_bindings(self) -> dict[str, str]:
+        """Local name -> qualified name, for this file's module-scope `import` / `from ... import` statements
+        (relative ones resolved against the file's package)."""
+        bindings: dict[str, str] = {}
+        info = self.parsed.info
+        package = info.python_module.split(".")
+        if not info.file.endswith("__init__.py"):
+            package = package[:-1]
+        for statement in self.parsed.tree.body:
+            if isinstance(statement, ast.ImportFrom):
+                base = package[: len(package) - (statement.level - 1)] if statement.level else []
+                source = ".".join([*base, *([statement.module] if statement.module else [])])
+                for alias in statement.names:
+                    bindings[alias.asname or alias.name] = f"{source}.{alias.name}" if source else alias.name
+            elif isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    if alias.asname:
+                        bindings[alias.asname] = alias.name
+                    else:
+                        bindings[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        return bindings
+
+    def _under_fixed_branch(self, node: ast.AST, function: _Function) -> bool:
+        """`node` is in a branch of an `if` or `match` of `function` whose test only compares names, attributes
+        and constants (`kind == "clamp"`, `config.EDGE in ("wrap", "tile")`), and every enclosing test is so."""
+        branched = False
+        child = node
+        for parent in self.parsed.ancestors(node):
+            if parent is function:
+                break
+            if isinstance(parent, ast.If) and child is not parent.test:
+                if not _fixed_test(parent.test):
+                    return False
+                branched = True
+            elif isinstance(parent, ast.match_case):
+                if not isinstance(parent.pattern, ast.MatchValue | ast.MatchOr | ast.MatchAs) or parent.guard:
+                    return False
+                branched = True
+            elif isinstance(parent, ast.For | ast.While | ast.With | ast.Try | ast.Lambda):
+                return False
+            child = parent
+        return branched
 
     def _decorator_symbol(self, decorator: ast.expr) -> str | None:
         return self.parsed.warp_symbol(decorator.func if isinstance(decorator, ast.Call) else decorator)
@@ -255,6 +328,42 @@ class KernelCollector(Collector):
             returns=[parsed.source(r.value) if r.value else "None" for r in _own_returns(function)],
             decorators=[parsed.source(d) for d in function.decorator_list],
         )
+
+
+def link_selectors(index: SourceIndex) -> None:
+    """`picked_by` on the module-scope kernels each selector returns, when every name it returns is one
+    (a selector returning anything else picks from no closed set). Registry entries keep `chosen_by`."""
+    by_name = {f"{k.python_module}.{k.name}": k for k in index.kernels if k.at_module_scope}
+    for selector in index.selectors:
+        kernels = [by_name.get(name) for name in selector.kernels]
+        if len(kernels) < 2 or any(k is None or k.chosen_by for k in kernels):
+            continue
+        for kernel in kernels:
+            if kernel is not None and kernel.picked_by is None:
+                kernel.picked_by, kernel.picked_by_file = selector.name, selector.file
+                kernel.picked_by_line = selector.line
+
+
+def _returned_name(value: ast.expr | None, local: set[str], imported: dict[str, str], module: str) -> str | None:
+    """The qualified name a `return` gives: a module-scope kernel of the file, or an imported name (`clamp`,
+    `edges.clamp`); None for anything else."""
+    if isinstance(value, ast.Name):
+        if value.id in local:
+            return f"{module}.{value.id}"
+        return imported.get(value.id)
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in imported:
+        return f"{imported[value.value.id]}.{value.attr}"
+    return None
+
+
+def _fixed_test(test: ast.expr) -> bool:
+    """A branch test of names, attributes and constants only (comparisons, `and`/`or`/`not`): no call, no
+    subscript, nothing computed from run-time data beyond the configuration value it reads."""
+    allowed = (
+        ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Name, ast.Attribute, ast.Constant, ast.Tuple, ast.List, ast.Set,
+        ast.Load, ast.cmpop, ast.boolop, ast.unaryop,
+    )
+    return all(isinstance(n, allowed) for n in ast.walk(test))
 
 
 def _own_nodes(function: _Function):
