@@ -89,3 +89,73 @@ def test_tapes_and_their_backward_calls(scan):
         ("backward", "inner", "train"),
     ]
     assert index.uses_tape
+
+
+def test_a_factory_call_launched_by_its_own_loop_records_where_the_values_come_from(scan):
+    index = scan(
+        {
+            "bank.py": """
+                import warp as wp
+                from filters import make_filter
+
+                WIDTHS = (3, 5)
+
+                class Bank:
+                    def __init__(self, widths):
+                        self.widths = tuple(widths)
+
+                    def run(self, x):
+                        for width in self.widths:
+                            kernel = make_filter(width)
+                            wp.launch(kernel, dim=1, inputs=[x])
+
+                    def fixed(self, x):
+                        for w in WIDTHS:
+                            wp.launch(make_filter(w, 2), dim=1, inputs=[x])
+
+                def adaptive(frames, scale):
+                    for frame in frames:
+                        width = int(frame.max())
+                        wp.launch(make_filter(width, scale), dim=1, inputs=[frame])
+
+                def not_launched(values):
+                    for v in values:
+                        k = make_filter(v)
+                    wp.launch(k, dim=1, inputs=[])
+            """
+        }
+    )
+    run, fixed, adaptive = index.loop_factory_calls
+    assert (run.function, run.class_name, run.line, run.callee, run.arguments) == (
+        "Bank.run", "Bank", 12, "make_filter", ["width"],
+    )
+    assert (run.loop_target, run.loop_iter, run.origin, run.init_line, run.per_call) == (
+        "width", "self.widths", "constructor", 8, [],
+    )
+    assert (fixed.origin, fixed.arguments, fixed.per_call) == ("constant", ["w", "2"], [])
+    assert adaptive.class_name is None and adaptive.origin == "parameter"
+    assert adaptive.per_call == ["width (line 21: width = int(frame.max()))", "scale (a parameter of adaptive())"]
+
+
+def test_a_loop_value_assigned_outside_the_constructor_is_not_fixed_at_construction(scan):
+    index = scan(
+        {
+            "bank.py": """
+                import warp as wp
+                from filters import make_filter
+
+                class Bank:
+                    def __init__(self):
+                        self.widths = (3,)
+
+                    def grow(self, w):
+                        self.widths = self.widths + (w,)
+
+                    def run(self):
+                        for width in self.widths:
+                            wp.launch(make_filter(width), dim=1, inputs=[])
+            """
+        }
+    )
+    (call,) = index.loop_factory_calls
+    assert call.origin == "computed" and call.origin_detail == "self.widths is also assigned in grow()"

@@ -233,6 +233,30 @@ class FunctionCalls(Located):
 
 
 @dataclass(kw_only=True)
+class LoopFactoryCall(Located):
+    """A call in a function's `for` loop whose result the same loop launches: `kernel = make_filter(width)` then
+    `wp.launch(kernel, ...)`, or `wp.launch(make_filter(width), ...)`: one kernel made per value, lazily.
+
+    `origin` says where the loop's values come from: "constructor" (`self.X`, assigned only in its class's
+    `__init__`, at `init_line`), "constant" (a literal, or a module-scope name bound to one), "parameter" (an
+    argument of the function: known only per call) or "computed" (anything else, said in `origin_detail`).
+    `per_call` names what the call's arguments read besides the loop variable, literals and module-scope names,
+    "name (line N: source)" each: data known only when the loop runs.
+    """
+
+    callee: str  # as written: `make_filter`, `filters.make_filter`
+    arguments: list[str] = field(default_factory=list)  # each as written, keywords as `name=value`
+    class_name: str | None = None  # the class whose method holds the loop
+    loop_line: int = 0
+    loop_target: str = ""
+    loop_iter: str = ""
+    origin: str = "computed"
+    origin_detail: str = ""
+    init_line: int | None = None
+    per_call: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
 class ImportSite(Located):
     """An import; kind is "stdlib", "warp", "project" (in-repo or relative) or "third_party"."""
 
@@ -282,6 +306,7 @@ class SourceIndex:
     launches: list[LaunchSite] = field(default_factory=list)
     selectors: list[KernelSelector] = field(default_factory=list)
     calls: list[FunctionCalls] = field(default_factory=list)
+    loop_factory_calls: list[LoopFactoryCall] = field(default_factory=list)
     imports: list[ImportSite] = field(default_factory=list)
     entry_points: list[EntryPoint] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

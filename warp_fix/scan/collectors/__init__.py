@@ -10,6 +10,7 @@ from .entry_points import MainGuardCollector
 from .imports import ImportCollector
 from .kernels import KernelCollector
 from .launches import LaunchCollector, PreloadCollector
+from .loops import LoopFactoryCallCollector
 from .options import OptionCallCollector
 
 # Order matters only for `finish`: imports must be complete before config writes are placed.
@@ -21,6 +22,7 @@ ALL_COLLECTORS: tuple[type[Collector], ...] = (
     CacheOperationCollector,
     PreloadCollector,
     LaunchCollector,
+    LoopFactoryCallCollector,
     OverloadCollector,
     TapeCollector,
     CallCollector,

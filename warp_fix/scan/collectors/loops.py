@@ -1,0 +1,173 @@
+"""Kernels made by a call inside the loop that launches them: one kernel per loop value, made lazily."""
+
+from __future__ import annotations
+
+import ast
+
+from ..index import LoopFactoryCall
+from ..parsed import argument, literal_of
+from .base import Collector
+from .launches import LAUNCH_POSITIONS
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class LoopFactoryCallCollector(Collector):
+    """Finds `wp.launch(make(v), ...)`, or `k = make(v)` then `wp.launch(k, ...)`, in one `for` loop of a function,
+    and where the loop's values and the call's arguments come from (a constructor's attribute, a constant, a
+    parameter, values computed per call)."""
+
+    NODE_TYPES = (ast.Call,)
+
+    def visit(self, node: ast.AST) -> None:
+        assert isinstance(node, ast.Call)
+        if not self.parsed.info.in_repo or self.parsed.warp_symbol(node.func) not in ("launch", "launch_tiled"):
+            return
+        function = self.parsed.innermost_function(node)
+        loop = next((a for a in self.parsed.ancestors(node) if isinstance(a, ast.For | _Function)), None)
+        if function is None or not isinstance(loop, ast.For):
+            return
+        kernel = argument(node, "kernel", LAUNCH_POSITIONS["kernel"])
+        call = kernel if isinstance(kernel, ast.Call) else _assigned_call(loop, kernel, node)
+        if call is None or self.parsed.warp_symbol(call.func) is not None:
+            return
+        origin, detail, init_line = self._origin(loop.iter, function)
+        targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        cls = next((a for a in self.parsed.ancestors(function) if isinstance(a, ast.ClassDef)), None)
+        arguments = [self.parsed.source(a) for a in call.args]
+        arguments += [f"{k.arg}={self.parsed.source(k.value)}" if k.arg else f"**{self.parsed.source(k.value)}"
+                      for k in call.keywords]
+        self.found.loop_factory_calls.append(
+            LoopFactoryCall(
+                **self.parsed.located(call),
+                callee=self.parsed.source(call.func),
+                arguments=arguments,
+                class_name=cls.name if cls is not None and self.parsed.parent_of(function) is cls else None,
+                loop_line=loop.lineno,
+                loop_target=self.parsed.source(loop.target),
+                loop_iter=self.parsed.source(loop.iter),
+                origin=origin,
+                origin_detail=detail,
+                init_line=init_line,
+                per_call=self._per_call(call, targets, function),
+            )
+        )
+
+    def _origin(self, values: ast.expr, function: _Function) -> tuple[str, str, int | None]:
+        if literal_of(values)[0]:
+            return "constant", "a literal", None
+        if isinstance(values, ast.Name):
+            if values.id in _parameters(function):
+                return "parameter", f"{values.id} is a parameter of {function.name}()", None
+            if _module_constant(self.parsed.tree, values.id):
+                return "constant", f"{values.id} is a module-scope constant", None
+            return "computed", f"{values.id} is computed in {function.name}()", None
+        if _self_attribute(values, function) is not None:
+            return self._constructor_origin(values, function)
+        return "computed", f"{self.parsed.source(values)} is computed when the loop runs", None
+
+    def _constructor_origin(self, values: ast.Attribute, function: _Function) -> tuple[str, str, int | None]:
+        """`self.X`: fixed at construction when only the class's `__init__` assigns it (at its top level)."""
+        name = values.attr
+        cls = self.parsed.parent_of(function)
+        if not isinstance(cls, ast.ClassDef):
+            return "computed", f"self.{name} of a function outside a class body", None
+        methods = [m for m in cls.body if isinstance(m, _Function)]
+        init = next((m for m in methods if m.name == "__init__"), None)
+        elsewhere = [m.name for m in methods if m is not init and _assigns_self(m, name)]
+        if elsewhere:
+            return "computed", f"self.{name} is also assigned in {', '.join(elsewhere)}()", None
+        if init is None:
+            return "computed", f"{cls.name} has no __init__ assigning self.{name}", None
+        lines = [s.end_lineno or s.lineno for s in init.body if _assigns_self(s, name)]
+        if not lines:
+            return "computed", f"{cls.name}.__init__ does not assign self.{name}", None
+        return "constructor", f"self.{name} is set in {cls.name}.__init__", lines[-1]
+
+    def _per_call(self, call: ast.Call, targets: set[str], function: _Function) -> list[str]:
+        """Names the call's arguments read that are neither the loop variable nor module-scope names."""
+        found: list[str] = []
+        parameters = _parameters(function)
+        for node in [*call.args, *(k.value for k in call.keywords)]:
+            for name in (n for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute)):
+                if isinstance(name, ast.Attribute):
+                    if isinstance(name.value, ast.Name) and name.value.id in parameters:
+                        found.append(f"{self.parsed.source(name)} (an attribute read when the loop runs)")
+                    continue
+                if name.id in targets or _module_constant(self.parsed.tree, name.id) or name.id in _BUILTINS:
+                    continue
+                if name.id in parameters:
+                    found.append(f"{name.id} (a parameter of {function.name}())")
+                    continue
+                bound = _assignment_of(function, name.id)
+                where = f"line {bound.lineno}: {self.parsed.source(bound)}" if bound is not None else "not a constant"
+                found.append(f"{name.id} ({where})")
+        return list(dict.fromkeys(found))
+
+
+_BUILTINS = frozenset({"int", "float", "bool", "str", "len", "min", "max", "abs", "round", "tuple"})
+
+
+def _assigned_call(loop: ast.For, kernel: ast.expr | None, launch: ast.Call) -> ast.Call | None:
+    """The call assigned to the launched name in the loop body, before the launch: `kernel = make(width)`."""
+    if not isinstance(kernel, ast.Name):
+        return None
+    found = None
+    for statement in ast.walk(loop):
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id == kernel.id
+            and statement.lineno <= launch.lineno
+        ):
+            found = statement.value if isinstance(statement.value, ast.Call) else None
+    return found
+
+
+def _parameters(function: _Function) -> set[str]:
+    args = function.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    return set(names) | {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+
+
+def _module_constant(tree: ast.Module, name: str) -> bool:
+    """Bound at module scope: an import, a def or class, or an assignment (a constant, a registry)."""
+    for statement in tree.body:
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            if any((alias.asname or alias.name.split(".")[0]) == name for alias in statement.names):
+                return True
+        elif isinstance(statement, _Function | ast.ClassDef) and statement.name == name:
+            return True
+        elif isinstance(statement, ast.Assign | ast.AnnAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return True
+    return False
+
+
+def _self_attribute(node: ast.expr, function: _Function) -> str | None:
+    args = function.args.posonlyargs + function.args.args
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and args and node.value.id == args[0].arg:
+        return node.attr
+    return None
+
+
+def _assigns_self(node: ast.AST, name: str) -> bool:
+    for item in ast.walk(node):
+        targets = item.targets if isinstance(item, ast.Assign) else [item.target] if isinstance(
+            item, ast.AnnAssign | ast.AugAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Attribute) and target.attr == name and isinstance(target.value, ast.Name) \
+                    and target.value.id == "self":
+                return True
+    return False
+
+
+def _assignment_of(function: _Function, name: str) -> ast.stmt | None:
+    for statement in ast.walk(function):
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in statement.targets
+        ):
+            return statement
+    return None
