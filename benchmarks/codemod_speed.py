@@ -60,6 +60,22 @@ def generate(lines: int) -> tuple[str, dict[str, dict]]:
         "    return f",
         "",
         "",
+        "def make_g(width):",
+        "    def g(x: wp.array(dtype=float)):",
+        "        x[wp.tid()] = float(width)",
+        "",
+        '    return wp.kernel(g, module="unique")',
+        "",
+        "",
+        "class Bank:",
+        "    def __init__(self, widths):",
+        "        self.widths = widths",
+        "",
+        "    def run(self, x):",
+        "        for w in self.widths:",
+        "            wp.launch(make_g(w), dim=1, inputs=[x])",
+        "",
+        "",
         "def setup():",
         '    wp.set_module_options({"fast_math": True})',
         "",
@@ -78,6 +94,7 @@ def generate(lines: int) -> tuple[str, dict[str, dict]]:
     cache_line = src_lines.index("    wp.config.kernel_cache_dir = tempfile.mkdtemp()") + 1
     launch_line = src_lines.index("    wp.launch(k0, dim=1, inputs=[None, None])") + 1
     factory_line = src_lines.index('    f = make_f(module="unique")') + 1
+    loop_line = src_lines.index("            wp.launch(make_g(w), dim=1, inputs=[x])") + 1
     kernels = [f"k{j}" for j in range(i)]
     args = {
         "hoist_options": {"function": "setup"},
@@ -100,6 +117,10 @@ def generate(lines: int) -> tuple[str, dict[str, dict]]:
         "cpu_max_workers": {},
         "module_options": {"options": {"enable_backward": False}},
         "call_site_argument": {"line": factory_line, "callee": "make_f", "keyword": "module", "value": "fac"},
+        "factory_set": {
+            "class_name": "Bank", "method": "run", "line": loop_line, "callee": "make_g", "attribute": "_g_kernels",
+            "module": "bank", "factory_file": "", "factory": "make_g",
+        },
     }
     return source, args
 

@@ -16,6 +16,7 @@ from .call_site_argument import CallSiteArgument
 from .config_at_entry import ConfigAtEntry
 from .cpu_max_workers import CpuMaxWorkers
 from .drop_unique import DropUnique
+from .factory_set import FactorySet
 from .hoist_options import HoistOptions
 from .keep_cache import KeepCache
 from .kernels_to_module_scope import KernelsToModuleScope
@@ -43,6 +44,7 @@ REGISTRY: dict[str, type[WarpCodemod]] = {
         CpuMaxWorkers,
         ModuleOptions,
         CallSiteArgument,
+        FactorySet,
     )
 }
 

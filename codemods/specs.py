@@ -408,6 +408,45 @@ class CallSiteArgumentArgs(CodemodArgs):
         return f"{self.file}:{self.line}"
 
 
+@dataclass(frozen=True, kw_only=True)
+class FactorySetArgs(CodemodArgs):
+    """Make `class_name`'s kernels of `factory` before its first launch, in the one named `module`.
+
+    In `file`, the `callee(...)` call on `line` (inside the `for` loop of `method` that launches what it makes)
+    becomes `self.<attribute>[<loop variable>]`, a dict `class_name.__init__` builds over the loop's values with
+    `module=<module>`; in `factory_file`, `factory` gains the keyword `parameter` (default "unique", so its other
+    callers keep a module per kernel) and passes it to the `wp.kernel` that made `module="unique"`.
+    """
+
+    CODEMOD = "factory_set"
+    EFFECT = Effect.MERGES_MODULES
+    JOINS_LIST = None
+    ONE_PLACE_PER_CALL = False
+
+    file: str
+    class_name: str
+    method: str
+    line: int
+    callee: str
+    attribute: str
+    module: str
+    factory_file: str
+    factory: str
+    parameter: str = "module"
+
+    def by_file(self) -> dict[str, dict[str, Any]]:
+        """Every argument for each file, and which `edit` is made there: the loop's class, the factory, or both."""
+        kwargs = self.to_json()
+        kwargs.pop("file")
+        if self.factory_file == self.file:
+            return {self.file: kwargs}
+        return {self.file: {**kwargs, "edit": "loop"}, self.factory_file: {**kwargs, "edit": "factory"}}
+
+    @property
+    def function_names(self) -> list[str]:
+        return [self.method, self.factory]
+
+
 ARGS_TYPES: dict[str, type[CodemodArgs]] = {
     cls.CODEMOD: cls
     for cls in (
@@ -424,6 +463,7 @@ ARGS_TYPES: dict[str, type[CodemodArgs]] = {
         CpuMaxWorkersArgs,
         ModuleOptionsArgs,
         CallSiteArgumentArgs,
+        FactorySetArgs,
     )
 }
 

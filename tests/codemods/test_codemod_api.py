@@ -48,6 +48,7 @@ def test_registry_has_every_fix_family() -> None:
             "preload",
             "cpu_max_workers",
             "call_site_argument",
+            "factory_set",
         ]
     )
 

@@ -1,0 +1,425 @@
+"""factory_set: a class makes its factory kernels before the first launch, in one named module (CS-1 of a factory)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ._base import Arg, Example, Refusal, WarpCodemod
+from ._cst import (
+    WarpImports,
+    code,
+    find_functions,
+    is_string,
+    iter_statements,
+    keyword,
+    parse_stmt,
+    replace_nodes,
+    string_arg,
+    with_keyword,
+)
+from ._partial import Focus
+from .specs import FactorySetArgs
+
+# Beyond this a built dict is written over three lines (88: the strictest usual line limit, black's and ruff's).
+_ONE_LINE = 88
+
+
+class _Loops(cst.CSTVisitor):
+    """Every call of a function, with the innermost `for` loop around it (None outside loops)."""
+
+    def __init__(self) -> None:
+        self.loops: list[cst.For] = []
+        self.calls: list[tuple[cst.Call, cst.For | None]] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops.append(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loops.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append((node, self.loops[-1] if self.loops else None))
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.assigned: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self.assigned.add(node.target.value)
+
+
+class FactorySet(WarpCodemod):
+    """Makes the kernels a class launches from a factory, one per value of a loop, before the first launch and
+    in one named module, instead of one `module="unique"` module each, made lazily inside the launch loop.
+
+    A shared module alone does not help: each kernel made in the loop joins the module after its previous
+    build, so Warp builds it again for every value (measured: 4 widths, 4 builds either way). Made together
+    in `__init__`, they are all in the module at its first load: one build.
+
+    In the class's file: `__init__` gains, after its last assignment of the loop's `self.<values>` (at its end
+    when the loop runs over a constant), `self.<attribute> = {v: callee(v, ..., <parameter>="<module>") for v in
+    <values>}`, and the call inside the loop of `method` becomes `self.<attribute>[v]`. In the factory's file:
+    `factory` gains the keyword parameter `<parameter>="unique"` (its default keeps a module per kernel for
+    every other caller) and passes it where it wrote `module="unique"` (`wp.kernel(fn, module="unique")`, or
+    `@wp.kernel(module="unique")` on a kernel it defines). Other arguments stay as written.
+
+    args:
+      class_name (str), method (str): the class and its method whose `for` loop launches the kernels.
+      line (int): a line the factory call spans (in that loop).
+      callee (str): the called name as written (`make_filter`, `filters.make_filter`).
+      attribute (str): the name of the dict the constructor builds (`_filter_kernels`).
+      module (str): the named Warp module the class's kernels share.
+      factory_file (str), factory (str): the factory function and the file that defines it.
+      parameter (str): the factory's keyword parameter for the module (default "module").
+      edit (str): what this file gets, "loop", "factory" or "both" (the Args' `by_file` says, per file).
+
+    Refuses when the call is not in a `for` loop of `method` whose variable is a plain name, when its
+    arguments read anything of the method besides the loop variable (data known only per call), when the
+    class has no `__init__` or the loop's `self.<values>` is not assigned at its top level, when the factory
+    has no `module="unique"` to pass the parameter to, or when that kernel sets `module_options` (Warp accepts
+    them only with `module="unique"`).
+    """
+
+    NAME = "factory_set"
+    ARGS_TYPE = FactorySetArgs
+    DESCRIPTION = "Make a class's factory kernels in __init__, in one named module, instead of in the launch loop."
+    ARGS = (
+        Arg("class_name", "str", "the class whose method's loop launches the kernels", required=True),
+        Arg("method", "str", "the method holding the loop", required=True),
+        Arg("line", "int", "a line the factory call spans", required=True),
+        Arg("callee", "str", "the factory as called there", required=True),
+        Arg("attribute", "str", "the dict the constructor builds", required=True),
+        Arg("module", "str", "the named Warp module they share", required=True),
+        Arg("factory_file", "str", "the file defining the factory (repo-relative)", required=True),
+        Arg("factory", "str", "the factory function", required=True),
+        Arg("parameter", "str", "the factory's module keyword", default="module"),
+        Arg("edit", "str", 'in this file: "loop" (the class), "factory", or "both" (one file holds both)',
+            default="both"),
+    )
+    EXAMPLES = (
+        Example(
+            title="a filter bank: the loop's factory kernels made in the constructor, the factory gains a keyword",
+            args={
+                "file": "bank.py", "class_name": "Bank", "method": "run", "line": 19, "callee": "make_filter",
+                "attribute": "_filter_kernels", "module": "bank.Bank", "factory_file": "bank.py",
+                "factory": "make_filter",
+            },
+            before=(
+                "import warp as wp\n\n\ndef make_filter(width):\n    def box(x: wp.array(dtype=float)):\n"
+                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=\"unique\")\n\n\n"
+                "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
+                "        self.ready = True\n\n    def run(self, x):\n        out = []\n"
+                "        for width in self.widths:\n            kernel = make_filter(width)\n"
+                "            wp.launch(kernel, dim=x.shape[0], inputs=[x])\n            out.append(x.numpy())\n"
+                "        return out\n"
+            ),
+            after=(
+                "import warp as wp\n\n\ndef make_filter(width, module=\"unique\"):\n"
+                "    def box(x: wp.array(dtype=float)):\n"
+                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=module)\n\n\n"
+                "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
+                "        self._filter_kernels = {\n"
+                "            width: make_filter(width, module=\"bank.Bank\") for width in self.widths\n        }\n"
+                "        self.ready = True\n\n    def run(self, x):\n        out = []\n"
+                "        for width in self.widths:\n            kernel = self._filter_kernels[width]\n"
+                "            wp.launch(kernel, dim=x.shape[0], inputs=[x])\n            out.append(x.numpy())\n"
+                "        return out\n"
+            ),
+        ),
+        Example(
+            title="a decorator on the factory's kernel, keyword-only parameters, a launch of the call itself",
+            args={
+                "file": "gains.py", "class_name": "Mixer", "method": "mix", "line": 18, "callee": "make_gain",
+                "attribute": "_gain_kernels", "module": "gains.Mixer", "factory_file": "gains.py",
+                "factory": "make_gain",
+            },
+            before=(
+                "from warp import kernel, launch\n\n\ndef make_gain(gain, *, backward=False):\n"
+                "    @kernel(module=\"unique\", enable_backward=backward)\n    def apply(x: float):\n"
+                "        pass\n\n    return apply\n\n\nclass Mixer:\n    def __init__(self, gains):\n"
+                "        self.gains = list(gains)\n\n    def mix(self, x):\n        for g in self.gains:\n"
+                "            launch(make_gain(g), dim=1, inputs=[x])\n"
+            ),
+            after=(
+                "from warp import kernel, launch\n\n\ndef make_gain(gain, *, backward=False, module=\"unique\"):\n"
+                "    @kernel(module=module, enable_backward=backward)\n    def apply(x: float):\n"
+                "        pass\n\n    return apply\n\n\nclass Mixer:\n    def __init__(self, gains):\n"
+                "        self.gains = list(gains)\n"
+                "        self._gain_kernels = {g: make_gain(g, module=\"gains.Mixer\") for g in self.gains}\n\n"
+                "    def mix(self, x):\n        for g in self.gains:\n"
+                "            launch(self._gain_kernels[g], dim=1, inputs=[x])\n"
+            ),
+        ),
+        Example(
+            title="a real project's shape: a loop over a module constant, a call over several lines, long names",
+            args={
+                "file": "render/passes.py", "class_name": "ToneMapper", "method": "__call__", "line": 31,
+                "callee": "make_tone_curve", "attribute": "_tone_curve_kernels",
+                "module": "render.passes.ToneMapper", "factory_file": "render/passes.py",
+                "factory": "make_tone_curve",
+            },
+            before=(
+                '"""Tone mapping passes."""\n\nimport warp as wp\n\nEXPOSURES = (-2, -1, 0, 1, 2)\n\n\n'
+                "def make_tone_curve(stop: int, gamma: float = 2.2):\n"
+                '    """A curve kernel for one exposure stop (public: the viewer makes its own)."""\n'
+                "    scale = 2.0**stop\n\n"
+                "    def curve(image: wp.array(dtype=float), out: wp.array(dtype=float)):\n"
+                "        i = wp.tid()\n        out[i] = wp.pow(image[i] * scale, 1.0 / gamma)\n\n"
+                '    curve.__qualname__ = f"tone_curve_{stop + 2}"\n'
+                '    return wp.kernel(curve, module="unique")\n\n\n'
+                "class ToneMapper:\n"
+                '    """Applies every exposure curve in turn."""\n\n'
+                "    def __init__(self, device):\n        self.device = device\n\n"
+                "    def __call__(self, image, out):\n        for stop in EXPOSURES:\n"
+                "            if stop == 0:\n                continue\n            wp.launch(\n"
+                "                make_tone_curve(stop, gamma=2.2),\n                dim=image.shape,\n"
+                "                inputs=[image, out],\n                device=self.device,\n            )\n"
+            ),
+            after=(
+                '"""Tone mapping passes."""\n\nimport warp as wp\n\nEXPOSURES = (-2, -1, 0, 1, 2)\n\n\n'
+                "def make_tone_curve(stop: int, gamma: float = 2.2, module=\"unique\"):\n"
+                '    """A curve kernel for one exposure stop (public: the viewer makes its own)."""\n'
+                "    scale = 2.0**stop\n\n"
+                "    def curve(image: wp.array(dtype=float), out: wp.array(dtype=float)):\n"
+                "        i = wp.tid()\n        out[i] = wp.pow(image[i] * scale, 1.0 / gamma)\n\n"
+                '    curve.__qualname__ = f"tone_curve_{stop + 2}"\n'
+                "    return wp.kernel(curve, module=module)\n\n\n"
+                "class ToneMapper:\n"
+                '    """Applies every exposure curve in turn."""\n\n'
+                "    def __init__(self, device):\n        self.device = device\n"
+                "        self._tone_curve_kernels = {\n"
+                "            stop: make_tone_curve(stop, gamma=2.2, module=\"render.passes.ToneMapper\") "
+                "for stop in EXPOSURES\n        }\n\n"
+                "    def __call__(self, image, out):\n        for stop in EXPOSURES:\n"
+                "            if stop == 0:\n                continue\n            wp.launch(\n"
+                "                self._tone_curve_kernels[stop],\n                dim=image.shape,\n"
+                "                inputs=[image, out],\n                device=self.device,\n            )\n"
+            ),
+        ),
+    )
+    _BANK = {"class_name": "Bank", "method": "run", "callee": "make", "attribute": "_k", "module": "m",
+             "factory_file": "f.py", "factory": "make"}
+    _BANK_LOOP = (
+        "\n\nclass Bank:\n    def __init__(self, widths):\n        self.widths = widths\n\n    def run(self):\n"
+        "        for w in self.widths:\n            wp.launch(make(w), dim=1, inputs=[])\n"
+    )
+    REFUSALS = (
+        Refusal(
+            before=(
+                "import warp as wp\nfrom f import make\n\n\nclass Bank:\n    def __init__(self):\n"
+                "        self.n = 1\n\n    def run(self, frames):\n        for frame in frames:\n"
+                "            width = int(frame.max())\n            wp.launch(make(width), dim=1, inputs=[])\n"
+            ),
+            args={**_BANK, "line": 12},
+            reason="read per call: width",
+        ),
+        Refusal(
+            before=(
+                "import warp as wp\nfrom f import make\n\n\nclass Bank:\n    widths = (3, 5)\n\n"
+                "    def run(self):\n        for w in self.widths:\n            wp.launch(make(w), dim=1, inputs=[])\n"
+            ),
+            args={**_BANK, "line": 10},
+            reason="no __init__",
+        ),
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef make(w):\n    def k(x: float):\n        pass\n\n"
+                "    return wp.kernel(k, module=\"unique\", module_options={\"fast_math\": True})\n" + _BANK_LOOP
+            ),
+            args={**_BANK, "line": 17, "factory_file": ""},
+            reason="module_options",
+        ),
+        Refusal(
+            before=(
+                "import warp as wp\n\n\ndef make(w):\n    def k(x: float):\n        pass\n\n"
+                "    return wp.kernel(k)\n" + _BANK_LOOP
+            ),
+            args={**_BANK, "line": 17, "factory_file": ""},
+            reason='makes no kernel with module="unique"',
+        ),
+    )
+
+    @classmethod
+    def focus(cls, kwargs: dict[str, Any]) -> Focus:
+        return Focus.of({k: v for k, v in kwargs.items() if k in ("class_name", "factory", "callee")})
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        edit = self.args["edit"]
+        if edit not in ("loop", "factory", "both"):
+            raise self.refuse(f'edit must be "loop", "factory" or "both", not {edit!r}')
+        if edit != "factory":
+            tree = self._class(tree)  # first: it reads the lines of the file as given
+        if edit != "loop":
+            tree = self._factory(tree)
+        return tree
+
+    # -- the factory: a keyword whose default keeps a module per kernel ------------------------------------------
+
+    def _factory(self, tree: cst.Module) -> cst.Module:
+        name, parameter = self.args["factory"], self.args["parameter"]
+        warp = WarpImports.of(tree)
+        found = [f for f in find_functions(tree) if f.node.name.value == name]
+        if not found:
+            raise self.refuse(f"no function named {name!r}")
+        func = found[0].node
+        replacements: dict[cst.CSTNode, cst.CSTNode] = {}
+        for call in _kernel_calls(func, warp):
+            module = keyword(call, "module")
+            if module is not None and is_string(module.value, "unique"):
+                if keyword(call, "module_options") is not None:
+                    raise self.refuse(f"{name}() passes module_options, which Warp accepts only with module=\"unique\"")
+                replacements[module.value] = cst.Name(parameter)
+        params = func.params
+        has_parameter = any(p.name.value == parameter for p in [*params.params, *params.kwonly_params])
+        if not replacements:
+            if has_parameter and _uses_parameter(func, warp, parameter):
+                return tree  # done already
+            raise self.refuse(f'{name}() makes no kernel with module="unique"')
+        if not has_parameter:
+            new = cst.Param(
+                name=cst.Name(parameter), default=string_arg("unique"),
+                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                      whitespace_after=cst.SimpleWhitespace("")),
+            )
+            replacements[params] = _with_parameter(params, new)
+        return replace_nodes(tree, replacements)
+
+    # -- the class: the set made in __init__, looked up in the loop ----------------------------------------------
+
+    def _class(self, tree: cst.Module) -> cst.Module:
+        class_name, method_name = self.args["class_name"], self.args["method"]
+        cls, top = next(
+            ((s, t) for s, _, t in iter_statements(tree) if isinstance(s, cst.ClassDef) and s.name.value == class_name),
+            (None, None),
+        )
+        if cls is None or top is None:
+            raise self.refuse(f"no class named {class_name!r}")
+        methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+        method, init = methods.get(method_name), methods.get("__init__")
+        if method is None:
+            raise self.refuse(f"{class_name} has no method {method_name!r}")
+        if init is None:
+            raise self.refuse(f"{class_name} has no __init__ to make the kernels in")
+        attribute, line, callee = self.args["attribute"], int(self.args["line"]), self.args["callee"]
+        me, init_self = _first_parameter(method), _first_parameter(init)
+        if me is None or init_self is None:
+            raise self.refuse(f"{class_name}.{method_name} or __init__ takes no self")
+        if f"{me}.{attribute}[" in code(method):
+            return tree  # done already
+        positions = self.lines.positions(self.lines.index_of(top))
+        finder = _Loops()
+        method.visit(finder)
+        calls = [(c, loop) for c, loop in finder.calls
+                 if _names(c.func, callee) and positions[c].start.line <= line <= positions[c].end.line]
+        if not calls:
+            raise self.refuse(f"no call to {callee} on line {line} in {class_name}.{method_name}")
+        calls.sort(key=lambda item: positions[item[0]].end.line - positions[item[0]].start.line)
+        call, loop = calls[0]
+        if loop is None or not isinstance(loop.target, cst.Name):
+            raise self.refuse(f"{callee}(...) on line {line} is not in a `for` loop over plain values")
+        target = loop.target.value
+        self._check_arguments(call, target, method, me)
+        values = code(loop.iter)
+        if f"{me}." in values and me != init_self:
+            values = values.replace(f"{me}.", f"{init_self}.")
+        anchor = _insertion_point(init, loop.iter, me)
+        made = with_keyword(call, self.args["parameter"], string_arg(self.args["module"]))
+        built = f"{init_self}.{attribute} = {{{target}: {code(made)} for {target} in {values}}}"
+        if len(tree.default_indent * 2) + len(built) > _ONE_LINE:  # continuation lines: relative to the block
+            built = (f"{init_self}.{attribute} = {{\n{tree.default_indent}{target}: {code(made)} for {target} in "
+                     f"{values}\n}}")
+        statement = parse_stmt(built)
+        body = list(init.body.body)
+        position = len(body) if anchor is None else body.index(anchor) + 1
+        if anchor is None and _self_attribute(loop.iter, me):
+            raise self.refuse(f"{class_name}.__init__ does not assign {values} at its top level")
+        body.insert(position, statement)
+        lookup = cst.parse_expression(f"{me}.{attribute}[{target}]")
+        return replace_nodes(tree, {call: lookup, init.body: init.body.with_changes(body=body)})
+
+    def _check_arguments(self, call: cst.Call, target: str, method: cst.FunctionDef, me: str) -> None:
+        """The call may read the loop variable, literals and module-scope names; nothing the method computes."""
+        read = _Names()
+        for arg in call.args:
+            arg.value.visit(read)
+        local = _Names()
+        method.body.visit(local)
+        parameters = {p.name.value for p in [*method.params.params, *method.params.kwonly_params]}
+        per_call = sorted((read.names & (local.assigned | parameters)) - {target})
+        if per_call:
+            raise self.refuse(f"the call's arguments read per call: {', '.join(per_call)}")
+
+
+def _kernel_calls(func: cst.FunctionDef, warp: WarpImports) -> list[cst.Call]:
+    """`wp.kernel(...)` calls and `@wp.kernel(...)` decorator calls inside the factory."""
+    found: list[cst.Call] = []
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if warp.qualify(node.func) == "warp.kernel":
+                found.append(node)
+
+    func.body.visit(_Visitor())
+    return found
+
+
+def _uses_parameter(func: cst.FunctionDef, warp: WarpImports, parameter: str) -> bool:
+    for call in _kernel_calls(func, warp):
+        module = keyword(call, "module")
+        if module is not None and isinstance(module.value, cst.Name) and module.value.value == parameter:
+            return True
+    return False
+
+
+def _with_parameter(params: cst.Parameters, new: cst.Param) -> cst.Parameters:
+    """`new` appended where a defaulted keyword fits: keyword-only after `*`/`*args`, else the last positional."""
+    keyword_only = params.kwonly_params or not isinstance(params.star_arg, cst.MaybeSentinel)
+    existing = list(params.kwonly_params if keyword_only else params.params)
+    if existing and existing[-1].comma is cst.MaybeSentinel.DEFAULT:
+        existing[-1] = existing[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    elif existing and isinstance(existing[-1].comma, cst.Comma):
+        new = new.with_changes(comma=existing[-1].comma)  # keep a trailing comma where the author wrote one
+    existing.append(new)
+    return params.with_changes(**{"kwonly_params" if keyword_only else "params": existing})
+
+
+def _first_parameter(func: cst.FunctionDef) -> str | None:
+    params = [*func.params.posonly_params, *func.params.params]
+    return params[0].name.value if params else None
+
+
+def _self_attribute(node: cst.BaseExpression, me: str) -> str | None:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == me:
+        return node.attr.value
+    return None
+
+
+def _insertion_point(init: cst.FunctionDef, values: cst.BaseExpression, me: str) -> cst.BaseStatement | None:
+    """The last top-level statement of `__init__` assigning `self.<values>`; None when the values are no
+    attribute of the instance (a constant: the set is made at the end of `__init__`)."""
+    name = _self_attribute(values, me)
+    if name is None:
+        return None
+    init_self = _first_parameter(init)
+    anchor = None
+    for statement in init.body.body:
+        text = code(statement)
+        if any(f"{init_self}.{name} {op}" in text for op in ("=", ":", "+=")) or f"{init_self}.{name}: " in text:
+            anchor = statement
+    return anchor
+
+
+def _names(func: cst.BaseExpression, callee: str) -> bool:
+    written = code(func).replace(" ", "")
+    return written == callee or written.rsplit(".", 1)[-1] == callee
+
+
+__all__ = ["FactorySet"]
