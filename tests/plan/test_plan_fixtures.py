@@ -19,7 +19,7 @@ def fixes(plan, slug: str):
 
 def test_every_mechanism_ends_with_a_status(plan_of):
     plan = plan_of("late_module_options")
-    assert len(plan.findings) == 14
+    assert len(plan.findings) == 15
     assert {f.status for f in plan.findings} <= {"fired", "ruled-out", "not-applicable"}
 
 
@@ -162,7 +162,7 @@ def test_mathdx_is_ruled_out_when_the_native_compiler_dominates(measured):
 def test_clean_app_gets_no_fix_and_every_mechanism_is_checked(plan_of):
     plan = plan_of("clean")
     assert plan.fixes == []
-    assert len(plan.checked) == 14
+    assert len(plan.checked) == 15
     assert all(f.status != "fired" for f in plan.findings)
 
 

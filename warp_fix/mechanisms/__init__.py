@@ -13,6 +13,7 @@ from warp_fix.mechanisms.block_dim_spread import BlockDimSpread
 from warp_fix.mechanisms.cache_discarded import CacheDiscarded
 from warp_fix.mechanisms.concurrent_cpu_load import ConcurrentCpuLoad
 from warp_fix.mechanisms.config_after_import import ConfigAfterImport
+from warp_fix.mechanisms.factory_in_loop import FactoryInLoop
 from warp_fix.mechanisms.granular_modules import GranularModules
 from warp_fix.mechanisms.kernel_after_load import KernelAfterLoad
 from warp_fix.mechanisms.late_module_options import LateModuleOptions
@@ -30,6 +31,7 @@ from warp_fix.scan.index import SourceIndex
 # The order of WARP_FACTS.md's table (the config trap after CS-3): findings and docs follow it.
 MECHANISMS: tuple[Mechanism, ...] = (
     KernelAfterLoad(),
+    FactoryInLoop(),
     CacheDiscarded(),
     LateModuleOptions(),
     ConfigAfterImport(),
@@ -57,6 +59,7 @@ FIX_ORDER: tuple[Mechanism, ...] = tuple(
         "late-module-options",
         "config-after-import",
         "kernel-after-load",
+        "factory-in-loop",
         "late-overloads",
         "concurrent-cpu-load",
         "precompiled-header",
