@@ -67,9 +67,10 @@ class FactorySet(WarpCodemod):
     In the class's file: `__init__` gains, after its last assignment of the loop's `self.<values>` (at its end
     when the loop runs over a constant), `self.<attribute> = {v: callee(v, ..., <parameter>="<module>") for v in
     <values>}`, and the call inside the loop of `method` becomes `self.<attribute>[v]`. In the factory's file:
-    `factory` gains the keyword parameter `<parameter>="unique"` (its default keeps a module per kernel for
-    every other caller) and passes it where it wrote `module="unique"` (`wp.kernel(fn, module="unique")`, or
-    `@wp.kernel(module="unique")` on a kernel it defines). Other arguments stay as written.
+    `factory` gains the keyword parameter `<parameter>="unique"` (annotated `str` when its other parameters
+    are; the default keeps a module per kernel for every other caller) and passes it where it wrote
+    `module="unique"` (`wp.kernel(fn, module="unique")`, or `@wp.kernel(module="unique")` on a kernel it
+    defines). Other arguments stay as written.
 
     args:
       class_name (str), method (str): the class and its method whose `for` loop launches the kernels.
@@ -185,7 +186,7 @@ class FactorySet(WarpCodemod):
             ),
             after=(
                 '"""Tone mapping passes."""\n\nimport warp as wp\n\nEXPOSURES = (-2, -1, 0, 1, 2)\n\n\n'
-                "def make_tone_curve(stop: int, gamma: float = 2.2, module=\"unique\"):\n"
+                "def make_tone_curve(stop: int, gamma: float = 2.2, module: str = \"unique\"):\n"
                 '    """A curve kernel for one exposure stop (public: the viewer makes its own)."""\n'
                 "    scale = 2.0**stop\n\n"
                 "    def curve(image: wp.array(dtype=float), out: wp.array(dtype=float)):\n"
@@ -284,10 +285,13 @@ class FactorySet(WarpCodemod):
                 return tree  # done already
             raise self.refuse(f'{name}() makes no kernel with module="unique"')
         if not has_parameter:
+            # annotated like the factory's other parameters: `module: str = "unique"` beside `width: int`
+            annotated = any(p.annotation is not None for p in [*params.params, *params.kwonly_params])
+            space = cst.SimpleWhitespace(" " if annotated else "")
             new = cst.Param(
                 name=cst.Name(parameter), default=string_arg("unique"),
-                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                      whitespace_after=cst.SimpleWhitespace("")),
+                annotation=cst.Annotation(cst.Name("str")) if annotated else None,
+                equal=cst.AssignEqual(whitespace_before=space, whitespace_after=space),
             )
             replacements[params] = _with_parameter(params, new)
         return replace_nodes(tree, replacements)
