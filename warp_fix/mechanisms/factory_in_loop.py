@@ -50,6 +50,7 @@ class LoopSet:
     build_ms: float
     shared_module: str  # the named module the set would share
     other_callers: list[str] = field(default_factory=list)  # other places that call the factory
+    factory_in_repo: bool = True  # False: the kernel is made in an installed library's code
 
 
 @dataclass(frozen=True)
@@ -60,19 +61,21 @@ class LoopSets:
 def _bank(
     *, origin: str = "constructor", per_call: tuple[str, ...] = (), class_name: str | None = "FilterBank",
     module_options: str | None = None, widths: int = 3, lazily: bool = True, other_caller: bool = False,
+    library: bool = False,
 ) -> Inputs:
     """`FilterBank.apply` (bank.py:21) calls `make_filter(width)` (filters.py:6, kernel `box` at line 10, made
     with module="unique" at line 18) in `for width in self.widths:`, launching each kernel before making the
     next (or, `lazily` False, making all of them first)."""
     function = "FilterBank.apply" if class_name else "apply"
     call = case.site("bank.py", 21, "apply")
-    stack = ["filters.py:18:make_filter", "bank.py:21:apply", "app.py:9:main"]
+    filters = "/usr/lib/python3/site-packages/filt/filters.py" if library else "filters.py"
+    stack = [f"{filters}:18:make_filter", "bank.py:21:apply", "app.py:9:main"]
     modules = [f"make_filter__locals__box_{i:08x}" for i in range(widths)]
     made = [
         replace(
             case.kernel_def("make_filter__locals__box", module, unique=True,
-                            site=case.site("filters.py", 10, "box", stack)),
-            seq=(2 * i if lazily else i), created=case.site("filters.py", 18, "make_filter", stack[1:]),
+                            site=case.site(filters, 10, "box", stack)),
+            seq=(2 * i if lazily else i), created=case.site(filters, 18, "make_filter", stack[1:]),
         )
         for i, module in enumerate(modules)
     ]
@@ -88,7 +91,7 @@ def _bank(
         kernel_defs=made,
         source=case.index(
             files=["bank.py", "filters.py", "app.py", *(["tools.py"] if other_caller else [])],
-            kernels=[case.kernel(
+            kernels=[] if library else [case.kernel(
                 "box", "filters.py", 10, module_kind="unique", module_value="unique", made_by="call",
                 enclosing_functions=["make_filter"], captures=["width"], at_module_scope=False,
                 module_options=Value(module_options, is_constant=True) if module_options else None,
@@ -124,11 +127,16 @@ class FactoryInLoop(Mechanism[LoopSets]):
             loop = next(
                 (c for c in inputs.index.loop_factory_calls if (c.file, c.line) == (call_file, call_line)), None
             )
+            if loop is None:
+                continue
+            builds = [b for b in inputs.user_builds() if b.module in modules]
             kernel = inputs.index.kernel_at(*_def_site(inputs, made[0]))
-            if loop is None or kernel is None or not kernel.enclosing_functions:
+            if kernel is None or not kernel.in_repo or not kernel.enclosing_functions:
+                found.append(_outside(loop, made, modules, builds, _shared_module(inputs, loop)))
+                evidence.append(runtime(f"{loop.callee}() at {loop.file}:{loop.line} made {len(modules)} kernels, a "
+                                        "module each, in code the repository does not define", made[-1].site, inputs))
                 continue
             factory = inputs.index.factory_named(".".join(kernel.enclosing_functions))
-            builds = [b for b in inputs.user_builds() if b.module in modules]
             item = LoopSet(
                 file=loop.file, line=loop.line, function=loop.function or "", class_name=loop.class_name,
                 callee=loop.callee, arguments=list(loop.arguments), loop_line=loop.loop_line,
@@ -254,6 +262,13 @@ class FactoryInLoop(Mechanism[LoopSets]):
             declined="is no method",
         ),
         Example(
+            "an installed library's factory: no module keyword to pass, its code never edited",
+            _bank(library=True),
+            FIRED,
+            fixes=(),
+            declined="code the repository does not define",
+        ),
+        Example(
             "every kernel made before the first launch: nothing to move",
             _bank(lazily=False),
             RULED_OUT,
@@ -264,6 +279,9 @@ class FactoryInLoop(Mechanism[LoopSets]):
 
 def _why_not(item: LoopSet) -> str | None:
     """Why a loop's kernels must stay made one by one, a module each; None when the set can be made up front."""
+    if not item.factory_in_repo:
+        return (f"{item.callee}() makes its kernels in code the repository does not define (an installed library's): "
+                "it takes no module name to share, and its code is never edited")
     if item.per_call:
         return (f"its kernel depends on data known only per call, {'; '.join(item.per_call)}, not on a fixed set "
                 "known at construction")
@@ -276,6 +294,20 @@ def _why_not(item: LoopSet) -> str | None:
     if item.class_name is None:
         return f"{item.function}() is no method: no constructor to make the set in (make it before the loop by hand)"
     return None
+
+
+def _outside(loop: LoopFactoryCall, made: list[TracedKernel], modules: list[str], builds: list, shared: str) -> LoopSet:
+    """A loop whose factory's kernels are made outside the repository: reported, never edited."""
+    maker = made[0].created or made[0].site
+    return LoopSet(
+        file=loop.file, line=loop.line, function=loop.function or "", class_name=loop.class_name,
+        callee=loop.callee, arguments=list(loop.arguments), loop_line=loop.loop_line, loop_target=loop.loop_target,
+        loop_iter=loop.loop_iter, origin=loop.origin, origin_detail=loop.origin_detail, per_call=list(loop.per_call),
+        factory=maker.function if maker else loop.callee, factory_file=maker.file if maker else "",
+        factory_line=maker.line if maker else 0, kernel=made[0].function, kernel_line=made[0].site.line if
+        made[0].site else 0, module_options="", module_parameter=None, modules=modules, builds=len(builds),
+        build_ms=sum(b.module_ms for b in builds), shared_module=shared, factory_in_repo=False,
+    )
 
 
 def _by_call_site(inputs: Inputs) -> dict[tuple[str, int], list[TracedKernel]]:
