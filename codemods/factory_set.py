@@ -410,15 +410,36 @@ def _insertion_point(init: cst.FunctionDef, values: cst.BaseExpression, me: str)
     """The last top-level statement of `__init__` assigning `self.<values>`; None when the values are no
     attribute of the instance (a constant: the set is made at the end of `__init__`)."""
     name = _self_attribute(values, me)
-    if name is None:
-        return None
     init_self = _first_parameter(init)
+    if name is None or init_self is None:
+        return None
     anchor = None
     for statement in init.body.body:
-        text = code(statement)
-        if any(f"{init_self}.{name} {op}" in text for op in ("=", ":", "+=")) or f"{init_self}.{name}: " in text:
+        assigned = _Assigned(init_self, name)
+        statement.visit(assigned)
+        if assigned.found:
             anchor = statement
     return anchor
+
+
+class _Assigned(cst.CSTVisitor):
+    """Whether a statement assigns `<owner>.<name>` (`=`, annotated, augmented, or a `for`/`with` target)."""
+
+    def __init__(self, owner: str, name: str) -> None:
+        self.owner, self.name, self.found = owner, name, False
+
+    def _check(self, target: cst.BaseExpression) -> None:
+        if _self_attribute(target, self.owner) == self.name:
+            self.found = True
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._check(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._check(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check(node.target)
 
 
 def _names(func: cst.BaseExpression, callee: str) -> bool:

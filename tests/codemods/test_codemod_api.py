@@ -187,3 +187,37 @@ def test_cli_runs_a_codemod(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert '@wp.kernel(module="ops")' in target.read_text()
+
+
+def test_factory_set_edits_the_class_and_the_factory_in_their_own_files(tmp_path: Path) -> None:
+    """One place, two files: the class's loop and constructor, and the factory's new keyword; run twice, no change."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "filters.py").write_text(
+        "import warp as wp\n\n\ndef make_filter(width: int):\n    def box(x: wp.array(dtype=float)):\n"
+        "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=\"unique\")\n"
+    )
+    (tmp_path / "app" / "bank.py").write_text(
+        "import warp as wp\n\nfrom app.filters import make_filter\n\n\nclass Bank:\n    def __init__(self, widths):\n"
+        "        if widths:\n            self.widths=tuple(widths)\n        self.n = 0\n\n    def run(self, x):\n"
+        "        for w in self.widths:\n            wp.launch(make_filter(w), dim=1, inputs=[x])\n"
+    )
+    args = {
+        "file": "app/bank.py", "class_name": "Bank", "method": "run", "line": 14, "callee": "make_filter",
+        "attribute": "_filter_kernels", "module": "app.bank.Bank", "factory_file": "app/filters.py",
+        "factory": "make_filter",
+    }
+    changed = apply_codemod("factory_set", tmp_path, args)
+    assert sorted(p.name for p in changed) == ["bank.py", "filters.py"]
+    bank = (tmp_path / "app" / "bank.py").read_text()
+    assert bank.splitlines()[7:13] == [  # after the `if` that assigns the loop's values, wrapped past 88 columns
+        "        if widths:",
+        "            self.widths=tuple(widths)",
+        "        self._filter_kernels = {",
+        '            w: make_filter(w, module="app.bank.Bank") for w in self.widths',
+        "        }",
+        "        self.n = 0",
+    ]
+    assert "wp.launch(self._filter_kernels[w], dim=1, inputs=[x])" in bank
+    filters = (tmp_path / "app" / "filters.py").read_text()
+    assert 'def make_filter(width: int, module: str = "unique"):' in filters and "module=module)" in filters
+    assert apply_codemod("factory_set", tmp_path, args) == []
