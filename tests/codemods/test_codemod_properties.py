@@ -56,6 +56,26 @@ def warp_programs(draw: st.DrawFn) -> tuple[str, list[tuple[str, dict]]]:
             "",
             f"    return f{j}",
         ]
+    bank = draw(st.booleans())
+    if bank:
+        lines += [
+            "",
+            "",
+            "def make_g(width):",
+            f"    def g(x: {w}.array(dtype=float)):",
+            f"        x[{w}.tid()] = float(width)",
+            "",
+            f'    return {w}.kernel(g, module="unique")',
+            "",
+            "",
+            "class Bank:",
+            "    def __init__(self, widths):",
+            "        self.widths = widths",
+            "",
+            "    def run(self, x):",
+            "        for w in self.widths:",
+            f"            {w}.launch(make_g(w), dim=1, inputs=[x])",
+        ]
     has_setup = draw(st.booleans())
     if has_setup:
         options = draw(st.sampled_from(['{"fast_math": True}', "{'max_unroll': 4, 'mode': 'release'}"]))
@@ -84,6 +104,11 @@ def warp_programs(draw: st.DrawFn) -> tuple[str, list[tuple[str, dict]]]:
     for j, factory in enumerate(factories):
         ops.append(("kernels_to_module_scope", {"factory": factory, "kernels": [f"f{j}"], "module": "fac"}))
         ops.append(("drop_unique", {"names": [factory], "module": "fac"}))
+    if bank:
+        line = source.splitlines().index(f"            {w}.launch(make_g(w), dim=1, inputs=[x])") + 1
+        ops.append(("factory_set", {"class_name": "Bank", "method": "run", "line": line, "callee": "make_g",
+                                    "attribute": "_g_kernels", "module": "bank", "factory_file": "",
+                                    "factory": "make_g"}))
     if has_setup:
         ops.append(("hoist_options", {"function": "setup"}))
     if clear:
@@ -116,8 +141,9 @@ def test_each_codemod_compiles_keeps_names_and_is_idempotent(
 def test_a_whole_plan_applies_in_sequence(program: tuple[str, list[tuple[str, dict]]]) -> None:
     source, ops = program
     names = def_names(source)
-    # keep_cache sites are lines of the original file: apply it first, as a planner would order it
-    ops = sorted(ops, key=lambda op: op[0] != "keep_cache")
+    # keep_cache and factory_set name lines of the original file: apply them first (keep_cache's lines come after
+    # the class factory_set edits), as a planner would order them
+    ops = sorted(ops, key=lambda op: {"keep_cache": 0, "factory_set": 1}.get(op[0], 2))
     for name, args in ops:
         if name == "merge_modules":
             continue  # conflicts with split_by_block_dim by design (both assign the kernels' module)
