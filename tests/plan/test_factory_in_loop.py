@@ -8,9 +8,11 @@ import shlex
 
 from codemods.specs import FactorySetArgs
 from tests.apply.conftest import PYTHON, fixture_repo, git
+from tests.conftest import write_app
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import KEPT
 from warp_fix.model import FIRED, SAFE
+from warp_fix.probe import measure
 
 SLUG = "factory-in-loop"
 
@@ -72,3 +74,43 @@ def test_apply_keeps_the_set_made_in_the_constructor_one_module_for_the_bank(tmp
     assert "module=module)" in filters
     body = git(repo, "log", "-1", "--format=%B", "wf/factory")
     assert "Warp-Fix-Identities: 7 -> 4" in body and "Warp-Fix-Output: identical" in body
+
+
+BANK = """
+import numpy as np
+import warp as wp
+
+
+def make_filter(width, module="unique"):
+    def box(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = x[i] * float(width)
+
+    return wp.kernel(box, enable_backward=False, module=module)
+
+
+x = wp.array(np.ones(8, dtype=np.float32), dtype=float, device="cpu")
+y = wp.empty_like(x)
+WIDTHS = (3, 5, 9, 17)
+if "{how}" == "made-first":
+    kernels = {{w: make_filter(w, module="bank") for w in WIDTHS}}
+for w in WIDTHS:
+    kernel = kernels[w] if "{how}" == "made-first" else make_filter(w, module="{module}")
+    wp.launch(kernel, dim=8, inputs=[x, y], device="cpu")
+    print(w, float(y.numpy().sum()))
+"""
+
+
+def test_a_shared_module_alone_builds_once_per_value_the_set_made_first_builds_once(tmp_path):
+    """Why factory_set makes the set before the first launch: passing one module name in the loop alone leaves a
+    build per value (each kernel joins the module after its previous load); made first, the module builds once."""
+    builds, outputs = {}, set()
+    for how, module in (("unique", "unique"), ("shared-in-loop", "bank"), ("made-first", "bank")):
+        directory = tmp_path / how
+        directory.mkdir()
+        report = measure(write_app(directory, BANK.format(how=how, module=module)), directory, samples=1)
+        builds[how] = [b.module.split("_")[0] if b.module != "bank" else "bank" for b in report.trace.builds]
+        assert "17 136.0" in report.output.head
+        outputs.add(report.output.sha256)
+    assert builds == {"unique": ["make"] * 4, "shared-in-loop": ["bank"] * 4, "made-first": ["bank"]}
+    assert len(outputs) == 1
