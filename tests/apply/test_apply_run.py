@@ -76,7 +76,7 @@ def applied(tmp_path_factory):
         cwd=repo,
         branch=BRANCH,
         samples=3,  # a structural win that one timing sample contradicts gets more samples
-        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
+        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider --tb=native tests",  # absolute paths
     )
     result = run_apply(request, planner=lambda report, root, command: PLAN, progress=messages.append)
     return repo, before, result, messages
@@ -119,9 +119,12 @@ def test_kept_fix_is_one_commit_with_trailers_and_fewer_source_bytes(applied):
 
 
 def test_fix_breaking_the_tests_is_dropped(applied):
-    dropped = entry(applied[2], "F2")
+    repo, _, result, _ = applied
+    dropped = entry(result, "F2")
     assert dropped.outcome == DROPPED and dropped.reason.startswith("tests failed (exit 1)")
     assert dropped.numbers is None and not dropped.tests.passed
+    # the traceback names the user's files, not apply's private worktree
+    assert f'File "{repo}/tests/test_settings.py"' in dropped.tests.tail and "warp-fix-" not in dropped.tests.tail
 
 
 def test_fix_changing_effective_options_is_invalid(applied):

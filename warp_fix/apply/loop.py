@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shlex
 import time
 from collections.abc import Callable, Sequence
@@ -312,15 +313,12 @@ class ApplySession:
         if self.request.test:
             self.say(f"  tests: {self.request.test}")
             result = self._run_tests()
+            tail = self._user_paths(result.tail)
             entry.tests = TestSummary(
-                result.command,
-                result.passed,
-                result.exit_code,
-                result.seconds,
-                "" if result.passed else result.tail,
+                result.command, result.passed, result.exit_code, result.seconds, "" if result.passed else tail
             )
             if not result.passed:
-                return self._drop(entry, f"tests failed (exit {result.exit_code}): {_last_line(result.tail)}")
+                return self._drop(entry, f"tests failed (exit {result.exit_code}): {_last_line(tail)}")
         try:
             calls = self.clock.calls
             arms = self._arms(
@@ -332,9 +330,17 @@ class ApplySession:
                 fix.expected_ms,
             )
         except ProbeError as exc:
-            return self._drop(entry, f"could not be measured: {exc}")
+            return self._drop(entry, f"could not be measured: {self._user_paths(str(exc))}")
         self._remember_accepted(arms.before)
         return self._decide(fix, entry, arms, self.clock.calls - calls)
+
+    def _user_paths(self, text: str) -> str:
+        """Output of a run in apply's private worktrees, with their paths read as the user's checkout: a
+        traceback then names the file the user opens, not a temporary copy."""
+        for private in (self.workspace.candidate, self.workspace.accepted):
+            for spelling in {str(private), os.path.realpath(private)}:
+                text = text.replace(spelling, str(self.repo.root))
+        return text
 
     def _remember_accepted(self, report: Report) -> None:
         if all(report is not seen for seen in self.accepted_runs):
