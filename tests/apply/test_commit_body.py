@@ -54,3 +54,29 @@ def test_a_hoist_leads_with_the_identities_and_flags_the_docstring_of_the_functi
     assert "- cloth/solver.py: configure_solver() was left empty: kept for its\n  callers, with a comment" in body
     solver = git(repo, "show", "wf/opts:cloth/solver.py")
     assert '    """The cloth stage is forward-only: no gradients are needed."""\n    # Its module options' in solver
+
+
+def test_the_demo_app_s_commits_each_lead_with_what_decided_and_touch_a_file_once_per_fix(tmp_path):
+    """The app `warp-fix demo` applies (fixtures/composite): every kept fix is one commit, whose body leads with
+    the metric that decided, and whose summary line says whether each timing is beyond its noise band."""
+    from tests.apply.conftest import REPO, init_repo
+    from warp_fix.apply.view import total_line
+
+    app = "warp_fix/demo_app"  # fixtures/composite links here
+    tracked = git(REPO, "ls-files", app).splitlines()
+    repo = init_repo(tmp_path / "terrain", {path[len(app) + 1 :]: (REPO / path).read_text() for path in tracked})
+    ledger = run_apply(build_request(command=[PYTHON, "-m", "terrain"], cwd=repo, branch="wf/demo", samples=2)).ledger
+    kept = [e for e in ledger.entries if e.outcome == KEPT]
+    assert len(kept) >= 2, [(e.fix_id, e.outcome, e.reason) for e in ledger.entries]
+    shas = git(repo, "rev-list", "--reverse", "main..wf/demo").splitlines()
+    assert len(shas) == len(kept)
+    for entry, sha in zip(kept, shas):
+        body = git(repo, "log", "-1", "--format=%B", sha)
+        assert body.split("\n\n")[1].startswith("Kept for "), body
+        assert "Roll back: `git revert` this commit on wf/demo" in body
+        assert f"Warp-Fix-Mechanism: {entry.slug}" in body
+    slugs_by_file = [(entry.slug, file) for entry in kept for file in entry.files]
+    assert len(slugs_by_file) == len(set(slugs_by_file))  # one commit per fix per file
+    if ledger.total is not None:
+        line = total_line(ledger.total)
+        assert "noise band" in line and " -> " in line  # every timing says how it stands against its band
