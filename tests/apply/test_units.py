@@ -10,7 +10,7 @@ import pytest
 from codemods.specs import HoistOptionsArgs
 from tests.apply.conftest import git, init_repo
 from warp_fix.apply import budget
-from warp_fix.apply.commit import commit_files, commit_message, identity_env, trailers
+from warp_fix.apply.commit import _check_line, commit_files, commit_message, identity_env, trailers
 from warp_fix.apply.gate import Gate
 from warp_fix.apply.git import Git
 from warp_fix.apply.ledger import KEPT, EditNote, Entry, GoneBuild, Numbers, TestSummary, ToCheck
@@ -385,6 +385,30 @@ def test_docstrings_of_functions_whose_body_the_edit_changed_are_left_to_check(t
         ToCheck("a.py", 8, "Stage.setup", "Turn on fast math for this stage.", stale)
     ]
     assert docstrings_to_check(Git(repo), ["a.py"], [])[0].why == "the edit changed its body"
+
+
+def test_a_comment_right_above_the_edited_lines_is_left_to_check(tmp_path):
+    from warp_fix.apply.evidence import comments_to_check
+
+    before = """
+        import warp as wp
+
+
+        def main():
+            # compile every run from scratch, to be safe
+            wp.clear_kernel_cache()
+            # unrelated: the grid
+            grid = wp.zeros(8)
+            return grid
+    """
+    repo = init_repo(tmp_path / "r", {"a.py": before})
+    (repo / "a.py").write_text((repo / "a.py").read_text().replace("    wp.clear_kernel_cache()\n", ""))
+    (point,) = comments_to_check(Git(repo), ["a.py"])
+    assert point == ToCheck(
+        "a.py", 5, "main", "compile every run from scratch, to be safe", "right above the edited lines", "comment"
+    )
+    assert _check_line(point) == 'a.py:5 comment "compile every run from scratch, to be safe" (right above the ' \
+        "edited lines)"
 
 
 # -- what the run leaves and says ---------------------------------------------------------------------

@@ -29,16 +29,17 @@ BASELINE_SAMPLES = 2
 RULE_TEXT = (
     "the accepted state's latest measurement (the baseline, or the candidate that became it) is reused "
     "and 1 candidate sample is taken; if deterministic facts decide (structure changed, or the "
-    "workload/output/options moved) that is all; otherwise timing decides: a fresh sample of the "
-    "accepted state is interleaved (the reused one still counts) and pairs continue to at least 3 and at most --samples per "
-    "arm (or the time budget per fix), stopping early when the difference is > 2x or < 0.5x the noise band; "
-    "at 2 per arm a difference of at least 2x the band decides, and a fix whose expected effect is under half "
-    "the band stops unless the difference already exceeds the band; any other timing verdict from "
-    "fewer than 3 samples per arm counts as inconclusive; a fix that trades build time for kernel time "
-    "gets at least 3 per arm (within --samples) whatever decides, since its kernel time is a timing claim; "
-    "a structural win that timing contradicts beyond the noise band is measured afresh up to --samples per "
-    "arm and dropped if the contradiction stands; the noise band comes from every run of the accepted state "
-    "so far (baseline included) and the candidate's, and is never tighter than half their spread"
+    "workload/output/options moved) that is all; otherwise timing decides: a fresh sample of the accepted"
+    " state is interleaved (the reused one still counts) and pairs continue to at least 3 and at most "
+    "--samples per arm (or the time budget per fix), stopping early when the difference is > 2x or < 0.5x"
+    " the noise band; at 2 per arm a difference of at least 2x the band decides, and a fix whose expected"
+    " effect is under half the band stops unless the difference already exceeds the band; any other "
+    "timing verdict from fewer than 3 samples per arm counts as inconclusive; a fix that trades build "
+    "time for kernel time gets at least 3 per arm (within --samples) whatever decides, since its kernel "
+    "time is a timing claim; a structural win that timing contradicts beyond the noise band is measured "
+    "afresh up to --samples per arm and dropped if the contradiction stands; the noise band comes from "
+    "every run of the accepted state so far (baseline included) and the candidate's, and is never tighter"
+    " than half their spread"
 )
 
 

@@ -124,6 +124,8 @@ def _more(gone: list[GoneBuild]) -> list[str]:
 def _check_line(point: ToCheck) -> str:
     """Where, what the docstring says, and why it may be false now (once, when the reason quotes it)."""
     says = "" if point.says in point.why else f'"{point.says}" '
+    if point.kind == "comment":
+        return f"{point.file}:{point.line} comment {says}({point.why})"
     return f"{point.file}:{point.line} {point.function}(): {says}({point.why})"
 
 

@@ -7,6 +7,7 @@ Both are read from what apply already has: the two measured runs, and the files 
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Iterator
 
@@ -65,6 +66,33 @@ def docstrings_to_check(git: Git, files: list[str], notes: list[EditNote]) -> li
             why = _noted(notes, file, node.name) or "the edit changed its body"
             points.append(ToCheck(file, node.body[0].lineno, name, docstring.splitlines()[0], why))
     return points
+
+
+HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+def comments_to_check(git: Git, files: list[str]) -> list[ToCheck]:
+    """Comment lines right above a block the uncommitted edit changed, left as they were: they often say what
+    the block did ("# build the kernel on first use"), which the edit may have made false."""
+    points = []
+    for file in files:
+        lines = (git.cwd / file).read_text(encoding="utf-8").splitlines()
+        functions = _functions("\n".join(lines))
+        diff = git.run("diff", "-U0", "HEAD", "--", file, check=False)
+        for match in HUNK.finditer(diff):
+            start, count = int(match[1]), int(match[2] or 1)
+            above = start - 1 if count else start  # a deletion's hunk names the line before the removed ones
+            text = lines[above - 1].strip() if 1 <= above <= len(lines) else ""
+            if text.startswith("#") and not text.startswith(("#!", "# noqa", "# type:")):
+                where = _enclosing(functions, above)
+                points.append(ToCheck(file, above, where, text.lstrip("#").strip(), "right above the edited lines",
+                                      kind="comment"))
+    return list({(p.file, p.line): p for p in points}.values())
+
+
+def _enclosing(functions: dict[str, tuple[FunctionNode, str]], line: int) -> str:
+    inside = [name for name, (node, _) in functions.items() if node.lineno <= line <= (node.end_lineno or 0)]
+    return max(inside, key=len, default="")
 
 
 def _noted(notes: list[EditNote], file: str, function: str) -> str:

@@ -192,13 +192,15 @@ class GoneBuild:
 
 @dataclass(frozen=True)
 class ToCheck:
-    """Text the change may have made false: a docstring of a function whose body the edit changed."""
+    """Text the change may have made false: a docstring of a function whose body the edit changed, or a
+    comment right above the lines it changed."""
 
     file: str  # relative to the repository root
-    line: int  # of the docstring in the committed file
-    function: str  # dotted within the file: "Solver.run"
-    says: str  # the docstring's first line
+    line: int  # of the docstring (or comment) in the committed file
+    function: str  # dotted within the file: "Solver.run" ("" for a comment at module scope)
+    says: str  # the docstring's first line, or the comment's text
     why: str  # what the edit did to the function: "body changed", or the codemod's note
+    kind: str = "docstring"  # or "comment"
 
 
 @dataclass

@@ -15,7 +15,7 @@ from warp_fix.apply import budget
 from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
 from warp_fix.apply.commit import commit_files, commit_message
 from warp_fix.apply.errors import ApplyError, ApplyInterrupted, BaselineTestsFailed
-from warp_fix.apply.evidence import docstrings_to_check, gone_builds
+from warp_fix.apply.evidence import comments_to_check, docstrings_to_check, gone_builds
 from warp_fix.apply.gate import Gate
 from warp_fix.apply.ledger import (
     DECLINED,
@@ -395,7 +395,11 @@ class ApplySession:
         if self.gate.offers_only(fix):
             return self._offer(fix, entry, "needs consent: {trade}; rerun with --allow " + fix.slug + " to keep it")
         entry.gone = gone_builds(arms.before, arms.after)
-        entry.to_check = docstrings_to_check(self.workspace.candidate_git, entry.files, entry.notes)
+        candidate = self.workspace.candidate_git
+        entry.to_check = [
+            *docstrings_to_check(candidate, entry.files, entry.notes),
+            *comments_to_check(candidate, entry.files),
+        ]
         message = commit_message(fix, entry, self.request.branch or "")
         entry.commit = commit_files(self.workspace.candidate_git, entry.files, message)
         entry.outcome = KEPT
