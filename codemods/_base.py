@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 
-from ._cst import SourceLines, module_code
+from ._cst import SourceLines, module_code, with_warp_import
 from ._partial import Focus
 from .specs import CodemodArgs, CodemodRefused
 
@@ -137,7 +137,10 @@ class WarpCodemod(CodemodCommand):
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         self.lines = SourceLines(tree)
+        self.needs_warp_import = False  # set by `ensure_warp_alias` when the file only has `from warp import`
         result = super().transform_module(tree)
+        if self.needs_warp_import and result is not tree:
+            result = with_warp_import(result)
         if result is not tree and _starts_with_blank_line(result) and not _starts_with_blank_line(tree):
             first = result.body[0]
             kept = [line for line in first.leading_lines if line.comment is not None]

@@ -18,6 +18,7 @@ from ._cst import (
     WarpImports,
     code,
     find_functions,
+    from_warp_index,
     header_end,
     insert_at,
     is_import_line,
@@ -31,6 +32,7 @@ from ._cst import (
     single_call,
     with_blank_line_before,
     with_keyword,
+    with_warp_import,
 )
 from ._partial import Focus
 from .specs import ModuleOptionsArgs
@@ -216,14 +218,17 @@ class ModuleOptions(WarpCodemod):
             index = header_end(tree, warp)
             if not warp.alias or (index and is_import_line(body[index - 1])):
                 statement = with_blank_line_before(statement)  # code after imports, as ruff's isort rule wants
-            new = [statement] if warp.alias else [parse_stmt("import warp as wp"), statement]
-            return tree.with_changes(body=insert_at(body, index, new))
+            in_section = not warp.alias and from_warp_index(tree) is not None  # placed by with_warp_import
+            new = [statement] if warp.alias or in_section else [parse_stmt("import warp as wp"), statement]
+            tree = tree.with_changes(body=insert_at(body, index, new))
+            return with_warp_import(tree) if in_section else tree
         index = self._after_named_kernels(tree, warp, module)
         if index == header_end(tree, warp):
             statement = with_blank_line_before(statement)
         elif isinstance(body[index - 1], (cst.FunctionDef, cst.ClassDef)):
             statement = with_blank_line_before(statement, 2)  # after a def, as ruff format leaves it
-        return tree.with_changes(body=insert_at(body, index, [statement]))
+        tree = tree.with_changes(body=insert_at(body, index, [statement]))
+        return tree if warp.alias else with_warp_import(tree)  # `wp.` needs its import
 
     def _after_named_kernels(self, tree: cst.Module, warp: WarpImports, module: str) -> int:
         """Index right after the last top-level kernel of `module`; refuses a module-scope load before it."""

@@ -123,3 +123,43 @@ def test_an_import_kept_below_a_setting_says_so_in_the_suppression_ruff_reads(li
 
     (stmt,) = cst.parse_module(line).body
     assert cst.Module(body=[with_noqa(stmt, "E402")]).code == marked
+
+
+FROM_WARP_FILE = '''\
+"""A project module that spells Warp `from warp import ...`."""
+
+import os
+
+import numpy as np
+from warp import kernel, launch
+
+from .util import helper
+
+
+@kernel(module="sim")
+def step(x: float):
+    pass
+
+
+def run():
+    launch(step, dim=1, inputs=[helper(np.pi, os.sep)])
+'''
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("split_by_options", {"kernels": ["step"], "module": "fast", "options": {"fast_math": True}}),
+        ("split_by_block_dim", {"groups": {"step": "bd64"}, "options": {"fast_math": True}}),
+        ("module_options", {"options": {"enable_backward": False}}),
+        ("module_options", {"options": {"enable_backward": False}, "module": "sim"}),
+        ("preload", {"modules": ["fast"], "device": "cuda:0", "function": "run"}),
+    ],
+)
+def test_a_new_import_warp_as_wp_joins_the_section_of_the_files_from_warp(name: str, args: dict) -> None:
+    """`import warp as wp` goes where isort and ruff put it: among the third-party imports, before
+    `from warp import ...`; not after the file's last import (a first-party one), which they would move."""
+    after = transform_source(name, FROM_WARP_FILE, args)
+    imports = "import numpy as np\nimport warp as wp\nfrom warp import kernel, launch\n\nfrom .util import helper\n"
+    assert imports in after
+    assert findings(after, ()) == Counter()
