@@ -28,6 +28,10 @@ class Example:
     title: str = ""
     #: the messages of the notes the codemod reports on `before` (see `Note`)
     notes: tuple[str, ...] = ()
+    #: `before` reads like a file of a real project (module docstring, isort-sorted stdlib, third-party and
+    #: first-party imports, the project's own Warp spelling and quotes): the toy snippets show the edit, this
+    #: one shows it leaves such a file merge-ready (tests/codemods/test_codemod_lint.py)
+    project_style: bool = False
 
 
 @dataclass(frozen=True)

@@ -174,6 +174,70 @@ def main():
 '''
 
 
+SWEEP_BEFORE = '''\
+"""Benchmark entry point: time the solver over a sweep of grid sizes."""
+
+import argparse
+import atexit
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import warp as wp
+
+from benchsuite.solver import solve
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the sweep and print the median time of each size."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
+    parser.add_argument("--out", default=os.path.join("results", "sweep.txt"))
+    args = parser.parse_args(argv)
+    wp.config.kernel_cache_dir = tempfile.mkdtemp(prefix="bench-")
+    atexit.register(shutil.rmtree, wp.config.kernel_cache_dir)
+    os.environ["CUDA_CACHE_DISABLE"] = "1"
+    wp.init()
+    with open(args.out, "w") as out:
+        for size in args.sizes:
+            times = [solve(size) for _ in range(5)]
+            print(size, np.median(times), file=out)
+
+
+if __name__ == "__main__":
+    main()
+'''
+SWEEP_AFTER = '''\
+"""Benchmark entry point: time the solver over a sweep of grid sizes."""
+
+import argparse
+import os
+
+import numpy as np
+import warp as wp
+
+from benchsuite.solver import solve
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the sweep and print the median time of each size."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
+    parser.add_argument("--out", default=os.path.join("results", "sweep.txt"))
+    args = parser.parse_args(argv)
+    wp.init()
+    with open(args.out, "w") as out:
+        for size in args.sizes:
+            times = [solve(size) for _ in range(5)]
+            print(size, np.median(times), file=out)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
 class KeepCache(WarpCodemod):
     """Removes statements, by exact site, that make every run a cold start: the kernel cache cleared
     or disabled, a per-run temporary `kernel_cache_dir` (and its removal at exit), or the CUDA driver
@@ -306,6 +370,16 @@ class KeepCache(WarpCodemod):
                 "reset_caches(): its docstring describes the cache work, no longer done",
                 "imports left unused removed: wp",
             ),
+        ),
+        Example(
+            title="a project's benchmark entry point: the per-run cache goes, the imports it used with it",
+            args={"file": "benchsuite/sweep.py", "lines": [21, 22, 23]},
+            before=SWEEP_BEFORE,
+            after=SWEEP_AFTER,
+            notes=(
+                "imports left unused removed: atexit, shutil, tempfile",
+            ),
+            project_style=True,
         ),
     )
     REFUSALS = (

@@ -40,6 +40,61 @@ from .specs import ModuleOptionsArgs
 _LOADS = ("launch", "launch_tiled", "load_module", "force_load")
 
 
+DENSE_BEFORE = '''\
+"""Inference-only layers: no gradients are ever taken through these kernels."""
+
+import os
+
+import numpy as np
+from warp import array, kernel, launch, tid
+
+from .activations import relu
+
+DEVICE = os.environ.get("NN_DEVICE", "cuda:0")
+
+
+@kernel
+def dense_forward(x: array(dtype=float), w: array(dtype=float), y: array(dtype=float)):
+    i = tid()
+    y[i] = relu(x[i] * w[i])
+
+
+def infer(x: np.ndarray, w: np.ndarray, out: array | None = None) -> array:
+    """Run the dense layer on `x` with weights `w`."""
+    y = out if out is not None else array(np.empty_like(x), dtype=float)
+    launch(dense_forward, dim=x.shape[0], inputs=[array(x, dtype=float), array(w, dtype=float), y], device=DEVICE)
+    return y
+'''
+DENSE_AFTER = '''\
+"""Inference-only layers: no gradients are ever taken through these kernels."""
+
+import os
+
+import numpy as np
+import warp as wp
+from warp import array, kernel, launch, tid
+
+from .activations import relu
+
+wp.set_module_options({"enable_backward": False})
+
+DEVICE = os.environ.get("NN_DEVICE", "cuda:0")
+
+
+@kernel
+def dense_forward(x: array(dtype=float), w: array(dtype=float), y: array(dtype=float)):
+    i = tid()
+    y[i] = relu(x[i] * w[i])
+
+
+def infer(x: np.ndarray, w: np.ndarray, out: array | None = None) -> array:
+    """Run the dense layer on `x` with weights `w`."""
+    y = out if out is not None else array(np.empty_like(x), dtype=float)
+    launch(dense_forward, dim=x.shape[0], inputs=[array(x, dtype=float), array(w, dtype=float), y], device=DEVICE)
+    return y
+'''
+
+
 class ModuleOptions(WarpCodemod):
     """Sets literal options of one Warp module at the place Warp reads them, so the module is first
     built with them (e.g. `enable_backward` off for a forward-only tile module: the per-kernel flag
@@ -145,6 +200,13 @@ class ModuleOptions(WarpCodemod):
                 '    return wp.kernel(gemm, module="unique", module_options={"fast_math": True, '
                 '"enable_mathdx_gemm": False})\n'
             ),
+        ),
+        Example(
+            title="a project's `from warp import` file: `import warp as wp` joins its third-party section",
+            args={"file": "nn/dense.py", "options": {"enable_backward": False}},
+            before=DENSE_BEFORE,
+            after=DENSE_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (
