@@ -40,7 +40,7 @@ class Note:
     facts for the commit body, since the change itself does not show them.
 
     kind: "unused-parameter" | "stale-docstring" | "removed-import" | "removed-helper" | "kept-helper"
-      | "emptied-function" | "removed-comment"
+      | "emptied-function" | "removed-comment" | "removed-binding"
     """
 
     kind: str
