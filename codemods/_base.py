@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 
-from ._cst import SourceLines, module_code
+from ._cst import SourceLines, module_code, with_warp_import
 from ._partial import Focus
 from .specs import CodemodArgs, CodemodRefused
 
@@ -28,6 +28,10 @@ class Example:
     title: str = ""
     #: the messages of the notes the codemod reports on `before` (see `Note`)
     notes: tuple[str, ...] = ()
+    #: `before` reads like a file of a real project (module docstring, isort-sorted stdlib, third-party and
+    #: first-party imports, the project's own Warp spelling and quotes): the toy snippets show the edit, this
+    #: one shows it leaves such a file merge-ready (tests/codemods/test_codemod_lint.py)
+    project_style: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,7 @@ class Note:
     facts for the commit body, since the change itself does not show them.
 
     kind: "unused-parameter" | "stale-docstring" | "removed-import" | "removed-helper" | "kept-helper"
-      | "emptied-function" | "removed-comment"
+      | "emptied-function" | "removed-comment" | "removed-binding"
     """
 
     kind: str
@@ -137,7 +141,10 @@ class WarpCodemod(CodemodCommand):
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         self.lines = SourceLines(tree)
+        self.needs_warp_import = False  # set by `ensure_warp_alias` when the file only has `from warp import`
         result = super().transform_module(tree)
+        if self.needs_warp_import and result is not tree:
+            result = with_warp_import(result)
         if result is not tree and _starts_with_blank_line(result) and not _starts_with_blank_line(tree):
             first = result.body[0]
             kept = [line for line in first.leading_lines if line.comment is not None]

@@ -841,11 +841,58 @@ class _SimpleLines(cst.CSTVisitor):
 
 
 def ensure_warp_alias(command: Any, warp: WarpImports) -> str:
-    """The alias to write Warp calls with; schedules `import warp as wp` when the file has none."""
+    """The alias to write Warp calls with; schedules `import warp as wp` when the file has none: in the
+    import section of the file's `from warp import ...` where it has one (see `with_warp_import`), else
+    where libcst adds imports."""
     if warp.alias is not None:
         return warp.alias
-    command.add_needed_import("warp", asname="wp")
+    if getattr(command, "lines", None) is not None and from_warp_index(command.lines.tree) is not None:
+        command.needs_warp_import = True
+    else:
+        command.add_needed_import("warp", asname="wp")
     return "wp"
+
+
+def from_warp_index(tree: cst.Module) -> int | None:
+    """Index in `tree.body` of the first top-level `from warp import ...` line, if any."""
+    for i, stmt in enumerate(tree.body):
+        if is_import_line(stmt) and any(
+            isinstance(s, cst.ImportFrom) and not s.relative and s.module is not None and code(s.module) == "warp"
+            for s in stmt.body  # type: ignore[attr-defined]
+        ):
+            return i
+    return None
+
+
+def with_warp_import(tree: cst.Module) -> cst.Module:
+    """`tree` with `import warp as wp` where isort and ruff would put it: in the section (the run of imports
+    without a blank line) of its `from warp import ...`, after the plain imports that sort before it and
+    before the `from` imports (libcst would append it after the file's last import, first-party ones too)."""
+    at = from_warp_index(tree)
+    if at is None:
+        return tree
+    body = list(tree.body)
+    start = at
+    while start > 0 and is_import_line(body[start - 1]) and not _blank_line_above(body[start]):
+        start -= 1
+    i = start
+    while i < at and _plain_import_sorting_before(body[i], "warp"):
+        i += 1
+    follower = body[i]
+    body[i] = follower.with_changes(leading_lines=[])
+    body.insert(i, parse_stmt("import warp as wp").with_changes(leading_lines=follower.leading_lines))
+    return tree.with_changes(body=body)
+
+
+def _blank_line_above(stmt: cst.BaseStatement) -> bool:
+    return any(line.comment is None for line in stmt.leading_lines)
+
+
+def _plain_import_sorting_before(stmt: cst.BaseStatement, module: str) -> bool:
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return False
+    small = stmt.body[0]
+    return isinstance(small, cst.Import) and code(small.names[0].name).lower() < module
 
 
 def functions_named(tree: cst.Module, name: str) -> list[FoundFunction]:

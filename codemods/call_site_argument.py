@@ -20,6 +20,66 @@ class _Calls(cst.CSTVisitor):
         self.calls.append(node)
 
 
+DENOISE_BEFORE = '''\
+"""Denoising pipeline: blur the frame, then keep its gradient for the edge pass."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from warp import array, launch
+
+from .filters import make_filter
+
+log = logging.getLogger(__name__)
+
+
+def build_passes(size: int) -> tuple[object, object]:
+    """The blur and gradient kernels for a `size`-wide stencil; only the gradient is differentiated."""
+    log.debug('building passes of width %d', size)
+    blur = make_filter(size, enable_backward=True)
+    grad = make_filter(size, enable_backward=True)
+    return blur, grad
+
+
+def denoise(frame: np.ndarray, size: int = 5) -> array:
+    blur, _ = build_passes(size)
+    out = array(frame, dtype=float)
+    launch(blur, dim=out.shape, inputs=[out])
+    return out
+'''
+DENOISE_AFTER = '''\
+"""Denoising pipeline: blur the frame, then keep its gradient for the edge pass."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from warp import array, launch
+
+from .filters import make_filter
+
+log = logging.getLogger(__name__)
+
+
+def build_passes(size: int) -> tuple[object, object]:
+    """The blur and gradient kernels for a `size`-wide stencil; only the gradient is differentiated."""
+    log.debug('building passes of width %d', size)
+    blur = make_filter(size, enable_backward=False)
+    grad = make_filter(size, enable_backward=True)
+    return blur, grad
+
+
+def denoise(frame: np.ndarray, size: int = 5) -> array:
+    blur, _ = build_passes(size)
+    out = array(frame, dtype=float)
+    launch(blur, dim=out.shape, inputs=[out])
+    return out
+'''
+
+
 class CallSiteArgument(WarpCodemod):
     """Sets a keyword argument that one call site passes as a literal, e.g. `make_filter(size,
     enable_backward=True)` -> `enable_backward=False`, when an option comes from a factory parameter:
@@ -73,6 +133,19 @@ class CallSiteArgument(WarpCodemod):
                 "import filters\n\nblur = filters.make_filter(\n    8,\n    tile=True,\n"
                 "    block_dim=128,\n)\n"
             ),
+        ),
+        Example(
+            title="a project's module: its `from warp import`, its single quotes, a relative import",
+            args={
+                "file": "denoise/pipeline.py",
+                "line": 18,
+                "callee": "make_filter",
+                "keyword": "enable_backward",
+                "value": False,
+            },
+            before=DENOISE_BEFORE,
+            after=DENOISE_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (

@@ -132,6 +132,7 @@ from cloth.model import build_grid
 
 
 def main() -> None:
+    \"\"\"Drape the cloth with each integrator in turn.\"\"\"
     parser = argparse.ArgumentParser()
     parser.add_argument('--out', default=os.path.join('out', 'cloth.usd'))
     args = parser.parse_args()
@@ -170,6 +171,7 @@ from cloth.model import build_grid  # noqa: E402
 
 
 def main() -> None:
+    \"\"\"Drape the cloth with each integrator in turn.\"\"\"
     parser = argparse.ArgumentParser()
     parser.add_argument('--out', default=os.path.join('out', 'cloth.usd'))
     args = parser.parse_args()
@@ -295,10 +297,11 @@ class ConfigAtEntry(WarpCodemod):
                 "name": "enable_backward",
                 "value": False,
                 "before_import": "cloth.integrators",
-                "line": 25,
+                "line": 26,
             },
             before=DRAPE_BEFORE,
             after=DRAPE_AFTER,
+            project_style=True,
         ),
         Example(
             title="already in place: no change",

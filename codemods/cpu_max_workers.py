@@ -24,6 +24,62 @@ class _LoadCalls(cst.CSTVisitor):
             self.calls.append((node, name))
 
 
+WARMUP_BEFORE = '''\
+"""Warm-up for the test rigs: load every module before the timed runs start."""
+
+import os
+import sys
+
+import numpy as np
+import warp
+
+from rigs import cloth, fluids
+
+DEVICE = os.environ.get("RIG_DEVICE", "cpu")
+
+
+def warm_up(device: str = DEVICE) -> None:
+    """Build (or load from the cache) every module the rigs launch."""
+    modules = [cloth.module, fluids.module]
+    warp.force_load(device=device, modules=modules, max_workers=8)
+    warp.load_module(fluids.boundary, device=device)
+    print(f"warmed {len(modules)} modules on {device}", file=sys.stderr)
+
+
+def timed(run, frames: int = 100) -> np.ndarray:
+    """Seconds per frame of `run` over `frames` frames, after the warm-up."""
+    warm_up()
+    return np.array([run() for _ in range(frames)])
+'''
+WARMUP_AFTER = '''\
+"""Warm-up for the test rigs: load every module before the timed runs start."""
+
+import os
+import sys
+
+import numpy as np
+import warp
+
+from rigs import cloth, fluids
+
+DEVICE = os.environ.get("RIG_DEVICE", "cpu")
+
+
+def warm_up(device: str = DEVICE) -> None:
+    """Build (or load from the cache) every module the rigs launch."""
+    modules = [cloth.module, fluids.module]
+    warp.force_load(device=device, modules=modules, max_workers=1)
+    warp.load_module(fluids.boundary, device=device, max_workers=1)
+    print(f"warmed {len(modules)} modules on {device}", file=sys.stderr)
+
+
+def timed(run, frames: int = 100) -> np.ndarray:
+    """Seconds per frame of `run` over `frames` frames, after the warm-up."""
+    warm_up()
+    return np.array([run() for _ in range(frames)])
+'''
+
+
 class CpuMaxWorkers(WarpCodemod):
     """Sets `max_workers=1` on `wp.force_load(...)` / `wp.load_module(...)` calls that can target the
     CPU: concurrent first CPU loads can report success and then fail with "Failed to find module".
@@ -60,6 +116,13 @@ class CpuMaxWorkers(WarpCodemod):
             args={"file": "main.py", "lines": [3]},
             before="from warp import force_load\n\nforce_load(None, mods, None, 8)\n",
             after="from warp import force_load\n\nforce_load(None, mods, None, 1)\n",
+        ),
+        Example(
+            title="a project's warm-up: its `import warp`, a device read from the environment",
+            args={"file": "rigs/warmup.py"},
+            before=WARMUP_BEFORE,
+            after=WARMUP_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (

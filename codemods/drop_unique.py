@@ -32,6 +32,56 @@ class _InnerKernels(cst.CSTVisitor):
         self.defs.append(node)
 
 
+PARTICLES_BEFORE = '''\
+"""Particle integrators shared by the solver and the viewer."""
+
+import math
+
+import numpy as np
+from warp import array, kernel, launch, tid
+
+from ..config import TIME_STEP
+
+
+@kernel(module="unique")
+def integrate_particles(positions: array(dtype=float), velocities: array(dtype=float), dt: float):
+    """Explicit Euler: one thread per particle."""
+    i = tid()
+    positions[i] = positions[i] + velocities[i] * dt
+
+
+def advance(positions: array, velocities: array, frames: int = 1) -> np.ndarray:
+    """Advance the particles `frames` steps of TIME_STEP."""
+    for _ in range(frames):
+        launch(integrate_particles, dim=positions.shape, inputs=[positions, velocities, TIME_STEP])
+    return positions.numpy() * math.pi
+'''
+PARTICLES_AFTER = '''\
+"""Particle integrators shared by the solver and the viewer."""
+
+import math
+
+import numpy as np
+from warp import array, kernel, launch, tid
+
+from ..config import TIME_STEP
+
+
+@kernel(module="particles")
+def integrate_particles(positions: array(dtype=float), velocities: array(dtype=float), dt: float):
+    """Explicit Euler: one thread per particle."""
+    i = tid()
+    positions[i] = positions[i] + velocities[i] * dt
+
+
+def advance(positions: array, velocities: array, frames: int = 1) -> np.ndarray:
+    """Advance the particles `frames` steps of TIME_STEP."""
+    for _ in range(frames):
+        launch(integrate_particles, dim=positions.shape, inputs=[positions, velocities, TIME_STEP])
+    return positions.numpy() * math.pi
+'''
+
+
 class DropUnique(WarpCodemod):
     """Replaces `module="unique"` with a named module, so stable kernels share one module (one build)
     instead of one hash-named module each.
@@ -91,6 +141,13 @@ class DropUnique(WarpCodemod):
             before="from ops_kernels import scale\n\n\ndef make_scale(module=\"unique\"):\n    return scale\n",
             after="from ops_kernels import scale\n\n\ndef make_scale(module=\"ops\"):\n    return scale\n",
             notes=("make_scale(): parameter `module` is not used by the body (kept: callers may still pass it)",),
+        ),
+        Example(
+            title="a project's kernel: its `from warp import kernel, launch`, a relative import",
+            args={"file": "particles/integrate.py", "names": ["integrate_particles"], "module": "particles"},
+            before=PARTICLES_BEFORE,
+            after=PARTICLES_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (

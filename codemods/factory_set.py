@@ -56,6 +56,85 @@ class _Names(cst.CSTVisitor):
             self.assigned.add(node.target.value)
 
 
+RACK_BEFORE = '''\
+"""Audio effects rack: one gain kernel per channel preset."""
+
+from collections.abc import Sequence
+
+import numpy as np
+import warp as wp
+
+from .presets import DEFAULT_GAINS
+
+
+def make_gain_kernel(gain: float):
+    """A kernel scaling a signal by `gain` (public: the mixer makes its own)."""
+
+    def apply_gain(signal: wp.array(dtype=float)):
+        i = wp.tid()
+        signal[i] = signal[i] * gain
+
+    return wp.kernel(apply_gain, module="unique")
+
+
+class EffectsRack:
+    """Applies each preset gain to the signal in turn."""
+
+    def __init__(self, gains: Sequence[float] = DEFAULT_GAINS, device: str = "cuda:0") -> None:
+        self.gains = tuple(gains)
+        self.device = device
+
+    def process(self, signal: wp.array) -> np.ndarray:
+        """The signal after every gain, one row per preset."""
+        rows = []
+        for gain in self.gains:
+            kernel = make_gain_kernel(gain)
+            wp.launch(kernel, dim=signal.shape, inputs=[signal], device=self.device)
+            rows.append(signal.numpy())
+        return np.stack(rows)
+'''
+RACK_AFTER = '''\
+"""Audio effects rack: one gain kernel per channel preset."""
+
+from collections.abc import Sequence
+
+import numpy as np
+import warp as wp
+
+from .presets import DEFAULT_GAINS
+
+
+def make_gain_kernel(gain: float, module: str = "unique"):
+    """A kernel scaling a signal by `gain` (public: the mixer makes its own)."""
+
+    def apply_gain(signal: wp.array(dtype=float)):
+        i = wp.tid()
+        signal[i] = signal[i] * gain
+
+    return wp.kernel(apply_gain, module=module)
+
+
+class EffectsRack:
+    """Applies each preset gain to the signal in turn."""
+
+    def __init__(self, gains: Sequence[float] = DEFAULT_GAINS, device: str = "cuda:0") -> None:
+        self.gains = tuple(gains)
+        self._gain_kernels = {
+            gain: make_gain_kernel(gain, module="audio.rack.EffectsRack") for gain in self.gains
+        }
+        self.device = device
+
+    def process(self, signal: wp.array) -> np.ndarray:
+        """The signal after every gain, one row per preset."""
+        rows = []
+        for gain in self.gains:
+            kernel = self._gain_kernels[gain]
+            wp.launch(kernel, dim=signal.shape, inputs=[signal], device=self.device)
+            rows.append(signal.numpy())
+        return np.stack(rows)
+'''
+
+
 class FactorySet(WarpCodemod):
     """Makes the kernels a class launches from a factory, one per value of a loop, before the first launch and
     in one named module, instead of one `module="unique"` module each, made lazily inside the launch loop.
@@ -204,6 +283,23 @@ class FactorySet(WarpCodemod):
                 "                self._tone_curve_kernels[stop],\n                dim=image.shape,\n"
                 "                inputs=[image, out],\n                device=self.device,\n            )\n"
             ),
+        ),
+        Example(
+            title="a project's class: typed constructor, a relative import, the factory in the same file",
+            args={
+                "file": "audio/rack.py",
+                "class_name": "EffectsRack",
+                "method": "process",
+                "line": 32,
+                "callee": "make_gain_kernel",
+                "attribute": "_gain_kernels",
+                "module": "audio.rack.EffectsRack",
+                "factory_file": "audio/rack.py",
+                "factory": "make_gain_kernel",
+            },
+            before=RACK_BEFORE,
+            after=RACK_AFTER,
+            project_style=True,
         ),
     )
     _BANK = {"class_name": "Bank", "method": "run", "callee": "make", "attribute": "_k", "module": "m",

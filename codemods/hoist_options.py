@@ -101,6 +101,85 @@ class _OptionsCalls(cst.CSTVisitor):
         return False
 
 
+CONTACTS_BEFORE = '''\
+"""Rigid-body contact stage."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import warp as wp
+
+from .geometry import closest_point
+
+log = logging.getLogger(__name__)
+
+
+@wp.kernel
+def resolve_contacts(points: wp.array(dtype=wp.vec3), normals: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    points[i] = closest_point(points[i], normals[i])
+
+
+@dataclass
+class ContactStage:
+    """Pushes bodies out of each other once per frame."""
+
+    iterations: int = 4
+
+    def setup(self) -> None:
+        """Prepare the stage before its first frame."""
+        wp.set_module_options({'enable_backward': False})
+        log.info('contact stage: %d iterations', self.iterations)
+
+    def run(self, points: wp.array, normals: wp.array) -> np.ndarray:
+        for _ in range(self.iterations):
+            wp.launch(resolve_contacts, dim=points.shape, inputs=[points, normals])
+        return points.numpy()
+'''
+CONTACTS_AFTER = '''\
+"""Rigid-body contact stage."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import warp as wp
+
+from .geometry import closest_point
+
+wp.set_module_options({'enable_backward': False})
+
+log = logging.getLogger(__name__)
+
+
+@wp.kernel
+def resolve_contacts(points: wp.array(dtype=wp.vec3), normals: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    points[i] = closest_point(points[i], normals[i])
+
+
+@dataclass
+class ContactStage:
+    """Pushes bodies out of each other once per frame."""
+
+    iterations: int = 4
+
+    def setup(self) -> None:
+        """Prepare the stage before its first frame."""
+        log.info('contact stage: %d iterations', self.iterations)
+
+    def run(self, points: wp.array, normals: wp.array) -> np.ndarray:
+        for _ in range(self.iterations):
+            wp.launch(resolve_contacts, dim=points.shape, inputs=[points, normals])
+        return points.numpy()
+'''
+
+
 class HoistOptions(WarpCodemod):
     """Moves `wp.set_module_options({...})` / `wp.get_module(name).options.update({...})` from a
     function body to module scope, so the options are in place before the module's first load.
@@ -202,6 +281,13 @@ class HoistOptions(WarpCodemod):
                 "import warp as wp\n\nwp.get_module(\"sim_stage\").options.update({'mode': 'release'})\n\n\n"
                 "def setup():\n    go()\n"
             ),
+        ),
+        Example(
+            title="a project's dataclass method: its single quotes, the options above the module-scope code",
+            args={"file": "physics/contacts.py", "function": "setup"},
+            before=CONTACTS_BEFORE,
+            after=CONTACTS_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (

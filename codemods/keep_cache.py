@@ -12,6 +12,7 @@ from ._cst import (
     clear_shells,
     code,
     find_functions,
+    iter_statements,
     literal_value,
     remove_statements,
     shell_names,
@@ -174,6 +175,70 @@ def main():
 '''
 
 
+SWEEP_BEFORE = '''\
+"""Benchmark entry point: time the solver over a sweep of grid sizes."""
+
+import argparse
+import atexit
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import warp as wp
+
+from benchsuite.solver import solve
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the sweep and print the median time of each size."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
+    parser.add_argument("--out", default=os.path.join("results", "sweep.txt"))
+    args = parser.parse_args(argv)
+    wp.config.kernel_cache_dir = tempfile.mkdtemp(prefix="bench-")
+    atexit.register(shutil.rmtree, wp.config.kernel_cache_dir)
+    os.environ["CUDA_CACHE_DISABLE"] = "1"
+    wp.init()
+    with open(args.out, "w") as out:
+        for size in args.sizes:
+            times = [solve(size) for _ in range(5)]
+            print(size, np.median(times), file=out)
+
+
+if __name__ == "__main__":
+    main()
+'''
+SWEEP_AFTER = '''\
+"""Benchmark entry point: time the solver over a sweep of grid sizes."""
+
+import argparse
+import os
+
+import numpy as np
+import warp as wp
+
+from benchsuite.solver import solve
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the sweep and print the median time of each size."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
+    parser.add_argument("--out", default=os.path.join("results", "sweep.txt"))
+    args = parser.parse_args(argv)
+    wp.init()
+    with open(args.out, "w") as out:
+        for size in args.sizes:
+            times = [solve(size) for _ in range(5)]
+            print(size, np.median(times), file=out)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
 class KeepCache(WarpCodemod):
     """Removes statements, by exact site, that make every run a cold start: the kernel cache cleared
     or disabled, a per-run temporary `kernel_cache_dir` (and its removal at exit), or the CUDA driver
@@ -189,7 +254,8 @@ class KeepCache(WarpCodemod):
     is no empty shell: a private one only called as a bare statement goes with its calls (note
     "removed-helper"); any other keeps its docstring (note "stale-docstring") and a comment saying why
     it is empty (note "emptied-function"). A comment on or right above a removed line goes with it (note
-    "removed-comment").
+    "removed-comment"). A name bound to the temporary directory (`d = tempfile.mkdtemp()`) that nothing
+    else reads once the assignment is gone goes too (note "removed-binding").
 
     A per-run helper is a top-level def of this file whose body makes a temporary directory, or a
     function named in `helpers` (defined in another file: the run proved its directory per-run).
@@ -285,6 +351,20 @@ class KeepCache(WarpCodemod):
             ),
         ),
         Example(
+            title="a name bound to the temporary directory goes when nothing else reads it",
+            args={"file": "app.py", "lines": [9, 11]},
+            before=(
+                "import shutil\nimport tempfile\n\nimport warp as wp\n\n\ndef main():\n"
+                "    cache = tempfile.mkdtemp()\n    wp.config.kernel_cache_dir = cache\n    wp.init()\n"
+                "    shutil.rmtree(cache)\n"
+            ),
+            after="import warp as wp\n\n\ndef main():\n    wp.init()\n",
+            notes=(
+                "`cache` held the per-run kernel cache directory and nothing else used it: removed",
+                "imports left unused removed: shutil, tempfile",
+            ),
+        ),
+        Example(
             title="a comment that explained the removed line goes with it, and the note says so",
             args={"file": "app.py", "lines": [6]},
             before=(
@@ -306,6 +386,16 @@ class KeepCache(WarpCodemod):
                 "reset_caches(): its docstring describes the cache work, no longer done",
                 "imports left unused removed: wp",
             ),
+        ),
+        Example(
+            title="a project's benchmark entry point: the per-run cache goes, the imports it used with it",
+            args={"file": "benchsuite/sweep.py", "lines": [21, 22, 23]},
+            before=SWEEP_BEFORE,
+            after=SWEEP_AFTER,
+            notes=(
+                "imports left unused removed: atexit, shutil, tempfile",
+            ),
+            project_style=True,
         ),
     )
     REFUSALS = (
@@ -364,6 +454,8 @@ class KeepCache(WarpCodemod):
         shells_before = shell_names(tree) if doomed else set()
         tree = remove_statements(tree, doomed, within=tops)
         candidates = {n for small in doomed for n in _root_names(small)}
+        tree, unbound = self._drop_unused_temp_dirs(tree, doomed, temp)
+        candidates |= unbound
         if doomed:
             tree = self._clear_shells(tree, shell_names(tree) - shells_before)
         if self._helpers:
@@ -375,6 +467,41 @@ class KeepCache(WarpCodemod):
         if removed:
             self.note("removed-import", f"imports left unused removed: {', '.join(sorted(removed))}")
         return cleaned
+
+    def _drop_unused_temp_dirs(
+        self, tree: cst.Module, doomed: list[cst.BaseSmallStatement], temp: _LazyTempNames
+    ) -> tuple[cst.Module, set[str]]:
+        """`d = tempfile.mkdtemp()` whose `d` only the removed `kernel_cache_dir = d` (and its cleanup) used:
+        left, it would still make a directory every run, in a variable nothing reads (ruff's F841). Returns
+        the tree and the names the removed bindings used (candidates for unused imports)."""
+        names = {
+            code(small.value)
+            for small in doomed
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and code(small.value) in temp
+        }
+        if not names:
+            return tree, set()
+        text = self.code_of(tree) + self.elided_text
+        unbound: set[str] = set()
+        for name in sorted(names):
+            bindings = [
+                small
+                for stmt, _parents, _top in iter_statements(tree)
+                if isinstance(stmt, cst.SimpleStatementLine)
+                for small in stmt.body
+                if isinstance(small, cst.Assign)
+                and [code(t.target) for t in small.targets] == [name]
+                and _is_temp_dir_call(small.value)
+            ]
+            if not bindings or len(re.findall(rf"\b{re.escape(name)}\b", text)) != len(bindings):
+                continue  # used for something else too: kept
+            tree = remove_statements(tree, bindings)
+            unbound |= {n for small in bindings for n in _root_names(small.value)}
+            self.note(
+                "removed-binding",
+                f"`{name}` held the per-run kernel cache directory and nothing else used it: removed",
+            )
+        return tree, unbound
 
     def _note_comment(self, line: int) -> None:
         """The comment lines that explained a removed line go with it: the note keeps them for the body."""

@@ -45,6 +45,73 @@ def _node_ids(*nodes: cst.CSTNode | None) -> set[int]:
     return collector.ids
 
 
+EROSION_BEFORE = '''\
+"""Terrain erosion passes."""
+
+import functools
+
+import numpy as np
+import warp
+
+from terrain.grid import Heightfield
+
+TALUS = 0.05
+
+
+@functools.cache
+def thermal_kernel():
+    """The thermal weathering kernel, built once."""
+
+    @warp.kernel(module="unique")
+    def thermal_step(src: warp.array(dtype=float), dst: warp.array(dtype=float)):
+        i = warp.tid()
+        dst[i] = warp.min(src[i], TALUS)
+
+    return thermal_step
+
+
+def erode(field: Heightfield, steps: int = 10) -> np.ndarray:
+    """Apply `steps` thermal passes to `field`."""
+    for _ in range(steps):
+        warp.launch(thermal_kernel(), dim=field.size, inputs=[field.heights, field.scratch])
+        field.swap()
+    return field.heights.numpy()
+'''
+EROSION_AFTER = '''\
+"""Terrain erosion passes."""
+
+import functools
+
+import numpy as np
+import warp
+
+from terrain.grid import Heightfield
+
+TALUS = 0.05
+
+
+@warp.kernel(module="terrain.erosion")
+def thermal_step(src: warp.array(dtype=float), dst: warp.array(dtype=float)):
+    i = warp.tid()
+    dst[i] = warp.min(src[i], TALUS)
+
+
+@functools.cache
+def thermal_kernel():
+    """The thermal weathering kernel, built once."""
+
+    return thermal_step
+
+
+def erode(field: Heightfield, steps: int = 10) -> np.ndarray:
+    """Apply `steps` thermal passes to `field`."""
+    for _ in range(steps):
+        warp.launch(thermal_kernel(), dim=field.size, inputs=[field.heights, field.scratch])
+        field.swap()
+    return field.heights.numpy()
+'''
+
+
 class KernelsToModuleScope(WarpCodemod):
     """Moves kernels defined inside a factory function to module scope, so they exist (and join their
     module) at import, before the first load, instead of being added per call after it.
@@ -144,6 +211,18 @@ class KernelsToModuleScope(WarpCodemod):
                 "    return _thermal\n"
             ),
             notes=("thermal_kernel(): docstring says 'Built on first use.'; its kernels are now defined at import",),
+        ),
+        Example(
+            title="a project's cached factory: its `import warp`, a first-party import",
+            args={
+                "file": "terrain/erosion.py",
+                "factory": "thermal_kernel",
+                "kernels": ["thermal_step"],
+                "module": "terrain.erosion",
+            },
+            before=EROSION_BEFORE,
+            after=EROSION_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (

@@ -13,6 +13,79 @@ from .module_options import computed_module_scope_options, module_scope_options
 from .specs import MergeModulesArgs
 from .split_by_block_dim import assign_modules
 
+COLOR_BEFORE = '''\
+"""Colour-space conversions for the image pipeline."""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+from warp import array, kernel, launch, tid, vec3
+
+from imgpipe.types import Frame
+
+
+class Space(enum.Enum):
+    LINEAR = "linear"
+    SRGB = "srgb"
+
+
+@kernel(module="unique")
+def to_linear(src: array(dtype=vec3), dst: array(dtype=vec3)):
+    i = tid()
+    dst[i] = src[i] * src[i]
+
+
+@kernel(module="unique")
+def to_srgb(src: array(dtype=vec3), dst: array(dtype=vec3)):
+    i = tid()
+    dst[i] = src[i] * 0.5
+
+
+def convert(frame: Frame, space: Space) -> np.ndarray:
+    """Convert `frame` in place to `space`; the two kernels always load together."""
+    pick = to_linear if space is Space.LINEAR else to_srgb
+    launch(pick, dim=frame.pixels.shape, inputs=[frame.pixels, frame.pixels])
+    return frame.pixels.numpy()
+'''
+COLOR_AFTER = '''\
+"""Colour-space conversions for the image pipeline."""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+from warp import array, kernel, launch, tid, vec3
+
+from imgpipe.types import Frame
+
+
+class Space(enum.Enum):
+    LINEAR = "linear"
+    SRGB = "srgb"
+
+
+@kernel(module="imgpipe.color")
+def to_linear(src: array(dtype=vec3), dst: array(dtype=vec3)):
+    i = tid()
+    dst[i] = src[i] * src[i]
+
+
+@kernel(module="imgpipe.color")
+def to_srgb(src: array(dtype=vec3), dst: array(dtype=vec3)):
+    i = tid()
+    dst[i] = src[i] * 0.5
+
+
+def convert(frame: Frame, space: Space) -> np.ndarray:
+    """Convert `frame` in place to `space`; the two kernels always load together."""
+    pick = to_linear if space is Space.LINEAR else to_srgb
+    launch(pick, dim=frame.pixels.shape, inputs=[frame.pixels, frame.pixels])
+    return frame.pixels.numpy()
+'''
+
 
 class MergeModules(WarpCodemod):
     """Gives the named kernels one named Warp module (`module="<module>"` on each decorator), so
@@ -100,6 +173,13 @@ class MergeModules(WarpCodemod):
                 '    elif kind == "zero":\n        return zero_edges\n'
                 '    raise ValueError(f"unknown boundary kind {kind!r}")\n'
             ),
+        ),
+        Example(
+            title="a project's module: its `from warp import kernel, launch`, kernels that load together",
+            args={"file": "imgpipe/color.py", "kernels": ["to_linear", "to_srgb"], "module": "imgpipe.color"},
+            before=COLOR_BEFORE,
+            after=COLOR_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (

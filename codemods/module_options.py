@@ -18,6 +18,7 @@ from ._cst import (
     WarpImports,
     code,
     find_functions,
+    from_warp_index,
     header_end,
     insert_at,
     is_import_line,
@@ -31,11 +32,67 @@ from ._cst import (
     single_call,
     with_blank_line_before,
     with_keyword,
+    with_warp_import,
 )
 from ._partial import Focus
 from .specs import ModuleOptionsArgs
 
 _LOADS = ("launch", "launch_tiled", "load_module", "force_load")
+
+
+DENSE_BEFORE = '''\
+"""Inference-only layers: no gradients are ever taken through these kernels."""
+
+import os
+
+import numpy as np
+from warp import array, kernel, launch, tid
+
+from .activations import relu
+
+DEVICE = os.environ.get("NN_DEVICE", "cuda:0")
+
+
+@kernel
+def dense_forward(x: array(dtype=float), w: array(dtype=float), y: array(dtype=float)):
+    i = tid()
+    y[i] = relu(x[i] * w[i])
+
+
+def infer(x: np.ndarray, w: np.ndarray, out: array | None = None) -> array:
+    """Run the dense layer on `x` with weights `w`."""
+    y = out if out is not None else array(np.empty_like(x), dtype=float)
+    launch(dense_forward, dim=x.shape[0], inputs=[array(x, dtype=float), array(w, dtype=float), y], device=DEVICE)
+    return y
+'''
+DENSE_AFTER = '''\
+"""Inference-only layers: no gradients are ever taken through these kernels."""
+
+import os
+
+import numpy as np
+import warp as wp
+from warp import array, kernel, launch, tid
+
+from .activations import relu
+
+wp.set_module_options({"enable_backward": False})
+
+DEVICE = os.environ.get("NN_DEVICE", "cuda:0")
+
+
+@kernel
+def dense_forward(x: array(dtype=float), w: array(dtype=float), y: array(dtype=float)):
+    i = tid()
+    y[i] = relu(x[i] * w[i])
+
+
+def infer(x: np.ndarray, w: np.ndarray, out: array | None = None) -> array:
+    """Run the dense layer on `x` with weights `w`."""
+    y = out if out is not None else array(np.empty_like(x), dtype=float)
+    launch(dense_forward, dim=x.shape[0], inputs=[array(x, dtype=float), array(w, dtype=float), y], device=DEVICE)
+    return y
+'''
 
 
 class ModuleOptions(WarpCodemod):
@@ -144,6 +201,13 @@ class ModuleOptions(WarpCodemod):
                 '"enable_mathdx_gemm": False})\n'
             ),
         ),
+        Example(
+            title="a project's `from warp import` file: `import warp as wp` joins its third-party section",
+            args={"file": "nn/dense.py", "options": {"enable_backward": False}},
+            before=DENSE_BEFORE,
+            after=DENSE_AFTER,
+            project_style=True,
+        ),
     )
     REFUSALS = (
         Refusal(
@@ -216,14 +280,17 @@ class ModuleOptions(WarpCodemod):
             index = header_end(tree, warp)
             if not warp.alias or (index and is_import_line(body[index - 1])):
                 statement = with_blank_line_before(statement)  # code after imports, as ruff's isort rule wants
-            new = [statement] if warp.alias else [parse_stmt("import warp as wp"), statement]
-            return tree.with_changes(body=insert_at(body, index, new))
+            in_section = not warp.alias and from_warp_index(tree) is not None  # placed by with_warp_import
+            new = [statement] if warp.alias or in_section else [parse_stmt("import warp as wp"), statement]
+            tree = tree.with_changes(body=insert_at(body, index, new))
+            return with_warp_import(tree) if in_section else tree
         index = self._after_named_kernels(tree, warp, module)
         if index == header_end(tree, warp):
             statement = with_blank_line_before(statement)
         elif isinstance(body[index - 1], (cst.FunctionDef, cst.ClassDef)):
             statement = with_blank_line_before(statement, 2)  # after a def, as ruff format leaves it
-        return tree.with_changes(body=insert_at(body, index, [statement]))
+        tree = tree.with_changes(body=insert_at(body, index, [statement]))
+        return tree if warp.alias else with_warp_import(tree)  # `wp.` needs its import
 
     def _after_named_kernels(self, tree: cst.Module, warp: WarpImports, module: str) -> int:
         """Index right after the last top-level kernel of `module`; refuses a module-scope load before it."""

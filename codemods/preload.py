@@ -74,6 +74,70 @@ class Solver:
 '''
 
 
+BATCH_BEFORE = '''\
+"""Batch renderer: warm every module before the first frame, so frame times stay flat."""
+
+import time
+
+import numpy as np
+import warp
+
+from renderer import shading, tonemap
+from renderer.scene import Scene
+
+
+def render_batch(scene: Scene, frames: int) -> list[float]:
+    """Render `frames` frames of `scene`; returns each frame's time in seconds."""
+    times = []
+    for frame in range(frames):
+        start = time.perf_counter()
+        shading.shade(scene, frame)
+        tonemap.apply(scene.image)
+        warp.synchronize()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def summary(times: list[float]) -> float:
+    return float(np.median(times))
+'''
+BATCH_AFTER = '''\
+"""Batch renderer: warm every module before the first frame, so frame times stay flat."""
+
+import time
+
+import numpy as np
+import warp
+
+from renderer import shading, tonemap
+from renderer.scene import Scene
+
+
+def render_batch(scene: Scene, frames: int) -> list[float]:
+    """Render `frames` frames of `scene`; returns each frame's time in seconds."""
+    warp.force_load(
+        device="cuda:0",
+        modules=[
+            warp.get_module("renderer.shading"),
+            warp.get_module("renderer.tonemap"),
+        ],
+        max_workers=2,
+    )
+    times = []
+    for frame in range(frames):
+        start = time.perf_counter()
+        shading.shade(scene, frame)
+        tonemap.apply(scene.image)
+        warp.synchronize()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def summary(times: list[float]) -> float:
+    return float(np.median(times))
+'''
+
+
 class Preload(WarpCodemod):
     """Inserts `wp.force_load(device=..., modules=[wp.get_module("m"), ...], max_workers=N)` at the
     entry point before the first launch, so independent modules compile in parallel instead of one
@@ -160,6 +224,18 @@ class Preload(WarpCodemod):
             },
             before=SOLVER_BEFORE,
             after=SOLVER_AFTER,
+        ),
+        Example(
+            title="a project's function: its `import warp`, first-party modules preloaded",
+            args={
+                "file": "renderer/batch.py",
+                "modules": ["renderer.shading", "renderer.tonemap"],
+                "device": "cuda:0",
+                "function": "render_batch",
+            },
+            before=BATCH_BEFORE,
+            after=BATCH_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (

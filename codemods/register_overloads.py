@@ -193,6 +193,66 @@ def _overload_call(
     return "\n".join(lines)
 
 
+REDUCE_BEFORE = '''\
+"""Generic reductions over arrays of any float type."""
+
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from ._dispatch import register
+
+
+@wp.kernel
+def sum_into(values: wp.array(dtype=Any), total: wp.array(dtype=Any)):
+    """Atomically add every value into total[0]."""
+    wp.atomic_add(total, 0, values[wp.tid()])
+
+
+def reduce_sum(values: np.ndarray) -> float:
+    """The sum of `values`, computed on the device."""
+    data = wp.array(values)
+    total = wp.zeros(1, dtype=data.dtype)
+    wp.launch(sum_into, dim=data.shape, inputs=[data, total])
+    return float(total.numpy()[0])
+
+
+register("sum", reduce_sum)
+'''
+REDUCE_AFTER = '''\
+"""Generic reductions over arrays of any float type."""
+
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from ._dispatch import register
+
+
+@wp.kernel
+def sum_into(values: wp.array(dtype=Any), total: wp.array(dtype=Any)):
+    """Atomically add every value into total[0]."""
+    wp.atomic_add(total, 0, values[wp.tid()])
+
+
+sum_into_float32 = wp.overload(sum_into, [wp.array(dtype=wp.float32), wp.array(dtype=wp.float32)])
+sum_into_float64 = wp.overload(sum_into, [wp.array(dtype=wp.float64), wp.array(dtype=wp.float64)])
+
+
+def reduce_sum(values: np.ndarray) -> float:
+    """The sum of `values`, computed on the device."""
+    data = wp.array(values)
+    total = wp.zeros(1, dtype=data.dtype)
+    wp.launch(sum_into, dim=data.shape, inputs=[data, total])
+    return float(total.numpy()[0])
+
+
+register("sum", reduce_sum)
+'''
+
+
 class RegisterOverloads(WarpCodemod):
     """Adds `<kernel>_<types> = wp.overload(<kernel>, [...])` right after a generic kernel's definition
     (after any existing overload lines for it), so each routinely used instance exists before the
@@ -320,6 +380,20 @@ class RegisterOverloads(WarpCodemod):
                 "            ],\n        )\n\n        return blend\n"
                 "    return None\n"
             ),
+        ),
+        Example(
+            title="a project's generic kernel: overloads after it, before the code that uses it",
+            args={
+                "file": "reductions/sum.py",
+                "kernel": "sum_into",
+                "overloads": [
+                    ["wp.array(dtype=wp.float32)", "wp.array(dtype=wp.float32)"],
+                    ["wp.array(dtype=wp.float64)", "wp.array(dtype=wp.float64)"],
+                ],
+            },
+            before=REDUCE_BEFORE,
+            after=REDUCE_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (

@@ -77,6 +77,77 @@ def add_module_options(
     return tree.with_changes(body=insert_at(tree.body, header_end(tree, warp), new))
 
 
+SPH_BEFORE = '''\
+"""Smoothed-particle hydrodynamics: density, then forces, at the block sizes the profiler chose."""
+
+import math
+
+import numpy as np
+import warp
+
+from .constants import KERNEL_RADIUS
+
+warp.set_module_options({"fast_math": True})
+
+
+@warp.kernel
+def compute_density(positions: warp.array(dtype=warp.vec3), density: warp.array(dtype=float)):
+    """Density at each particle (launched with block_dim=256)."""
+    i = warp.tid()
+    density[i] = warp.length(positions[i]) / KERNEL_RADIUS
+
+
+@warp.kernel(enable_backward=False)
+def apply_forces(density: warp.array(dtype=float), forces: warp.array(dtype=warp.vec3)):
+    """Pressure forces (launched with block_dim=64)."""
+    i = warp.tid()
+    forces[i] = forces[i] * density[i]
+
+
+def step(positions: warp.array, forces: warp.array) -> np.ndarray:
+    density = warp.zeros(positions.shape[0], dtype=float)
+    warp.launch(compute_density, dim=positions.shape, inputs=[positions, density], block_dim=256)
+    warp.launch(apply_forces, dim=forces.shape, inputs=[density, forces], block_dim=64)
+    return density.numpy() * math.pi
+'''
+SPH_AFTER = '''\
+"""Smoothed-particle hydrodynamics: density, then forces, at the block sizes the profiler chose."""
+
+import math
+
+import numpy as np
+import warp
+
+from .constants import KERNEL_RADIUS
+
+warp.get_module("sph_bd256").options.update({"fast_math": True})
+warp.get_module("sph_bd64").options.update({"fast_math": True})
+
+warp.set_module_options({"fast_math": True})
+
+
+@warp.kernel(module="sph_bd256")
+def compute_density(positions: warp.array(dtype=warp.vec3), density: warp.array(dtype=float)):
+    """Density at each particle (launched with block_dim=256)."""
+    i = warp.tid()
+    density[i] = warp.length(positions[i]) / KERNEL_RADIUS
+
+
+@warp.kernel(enable_backward=False, module="sph_bd64")
+def apply_forces(density: warp.array(dtype=float), forces: warp.array(dtype=warp.vec3)):
+    """Pressure forces (launched with block_dim=64)."""
+    i = warp.tid()
+    forces[i] = forces[i] * density[i]
+
+
+def step(positions: warp.array, forces: warp.array) -> np.ndarray:
+    density = warp.zeros(positions.shape[0], dtype=float)
+    warp.launch(compute_density, dim=positions.shape, inputs=[positions, density], block_dim=256)
+    warp.launch(apply_forces, dim=forces.shape, inputs=[density, forces], block_dim=64)
+    return density.numpy() * math.pi
+'''
+
+
 class SplitByBlockDim(WarpCodemod):
     """Gives each block_dim group of kernels its own named module, so a module is built at one stable
     CUDA block_dim instead of once per block_dim, and carries the old module's options to each new one.
@@ -128,6 +199,17 @@ class SplitByBlockDim(WarpCodemod):
                 "def reduce(x: wp.array(dtype=float)):\n"
                 "    pass\n"
             ),
+        ),
+        Example(
+            title="a project's module: its `import warp`, options carried to both groups",
+            args={
+                "file": "sph/forces.py",
+                "groups": {"compute_density": "sph_bd256", "apply_forces": "sph_bd64"},
+                "options": {"fast_math": True},
+            },
+            before=SPH_BEFORE,
+            after=SPH_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (

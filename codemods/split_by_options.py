@@ -12,6 +12,76 @@ from ._partial import DefReading, Focus
 from .specs import SplitByOptionsArgs
 from .split_by_block_dim import add_module_options, assign_modules
 
+GEMM_BEFORE = '''\
+"""Dense layers: the half-precision GEMM uses MathDx, the single-precision one does not need it."""
+
+import logging
+
+import numpy as np
+from warp import array2d, float16, kernel, launch, set_module_options, tid
+
+from .shapes import TILE
+
+set_module_options({"enable_mathdx_gemm": True, "enable_backward": False})
+
+log = logging.getLogger(__name__)
+
+
+@kernel
+def gemm16(a: array2d(dtype=float16), b: array2d(dtype=float16), c: array2d(dtype=float16)):
+    i, j = tid()
+    c[i, j] = a[i, j] * b[i, j]
+
+
+@kernel
+def gemm32(a: array2d(dtype=float), b: array2d(dtype=float), c: array2d(dtype=float)):
+    """Single precision: MathDx buys nothing here."""
+    i, j = tid()
+    c[i, j] = a[i, j] * b[i, j]
+
+
+def forward(a: array2d, b: array2d, c: array2d) -> np.ndarray:
+    log.debug("gemm %s x %s in tiles of %d", a.shape, b.shape, TILE)
+    launch(gemm32, dim=c.shape, inputs=[a, b, c])
+    return c.numpy()
+'''
+GEMM_AFTER = '''\
+"""Dense layers: the half-precision GEMM uses MathDx, the single-precision one does not need it."""
+
+import logging
+
+import numpy as np
+import warp as wp
+from warp import array2d, float16, kernel, launch, set_module_options, tid
+
+from .shapes import TILE
+
+wp.get_module("dense_without_mathdx").options.update({"enable_mathdx_gemm": False, "enable_backward": False})
+
+set_module_options({"enable_mathdx_gemm": True, "enable_backward": False})
+
+log = logging.getLogger(__name__)
+
+
+@kernel
+def gemm16(a: array2d(dtype=float16), b: array2d(dtype=float16), c: array2d(dtype=float16)):
+    i, j = tid()
+    c[i, j] = a[i, j] * b[i, j]
+
+
+@kernel(module="dense_without_mathdx")
+def gemm32(a: array2d(dtype=float), b: array2d(dtype=float), c: array2d(dtype=float)):
+    """Single precision: MathDx buys nothing here."""
+    i, j = tid()
+    c[i, j] = a[i, j] * b[i, j]
+
+
+def forward(a: array2d, b: array2d, c: array2d) -> np.ndarray:
+    log.debug("gemm %s x %s in tiles of %d", a.shape, b.shape, TILE)
+    launch(gemm32, dim=c.shape, inputs=[a, b, c])
+    return c.numpy()
+'''
+
 
 class SplitByOptions(WarpCodemod):
     """Gives the named kernels a named Warp module with options of its own, so kernels of one module
@@ -63,6 +133,18 @@ class SplitByOptions(WarpCodemod):
                 "\n\n\n@wp.kernel\ndef gemm16(a: wp.array2d(dtype=wp.float16)):\n    pass\n\n\n"
                 '@wp.kernel(module="gemm_without_mathdx")\ndef gemm32(a: wp.array2d(dtype=float)):\n    pass\n'
             ),
+        ),
+        Example(
+            title="a project's `from warp import` file: `import warp as wp` joins its third-party section",
+            args={
+                "file": "nn/gemm.py",
+                "kernels": ["gemm32"],
+                "module": "dense_without_mathdx",
+                "options": {"enable_mathdx_gemm": False, "enable_backward": False},
+            },
+            before=GEMM_BEFORE,
+            after=GEMM_AFTER,
+            project_style=True,
         ),
     )
     REFUSALS = (

@@ -9,6 +9,7 @@ import fixers: the fixed text must still hold the fix (the codemod finds nothing
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ from collections.abc import Callable
 
 import pytest
 
-from codemods import Example, transform_source
+from codemods import REGISTRY, Example, transform_source
 from tests.codemods.test_codemod_examples import EXAMPLES
 
 RULES = "E,F,I"
@@ -30,9 +31,15 @@ Fixer = Callable[[str, tuple[str, ...]], str]
 
 
 def first_party(example: Example) -> tuple[str, ...]:
-    """The example project's own packages, as its sorter configuration would name them."""
-    target = example.args.get("before_import")
-    return (target.split(".")[0],) if target else ()
+    """The example project's own packages, as its sorter configuration would name them: the package of the
+    file it edits (`heatgrid/app.py` -> heatgrid) and that of `before_import`."""
+    packages = set()
+    file, target = example.args.get("file", ""), example.args.get("before_import")
+    if "/" in file:
+        packages.add(file.split("/")[0])
+    if target:
+        packages.add(target.split(".")[0])
+    return tuple(sorted(packages))
 
 
 def _ruff() -> list[str]:
@@ -106,6 +113,48 @@ def test_import_fixers_leave_the_fix_in_place(name, example, fixer: Fixer) -> No
         assert transform_source(name, fixed, example.args) == fixed, f"{name}: the fixer undid the edit:\n{fixed}"
 
 
+# Each codemod also shows its edit on a file as a real project writes it (`Example.project_style`): a module
+# docstring, stdlib, third-party and first-party imports in isort's sections, the project's own Warp spelling.
+PROJECT_STYLE = [param for param in EXAMPLES if param.values[1].project_style]
+
+
+def test_every_codemod_shows_its_edit_on_a_real_projects_file() -> None:
+    missing = sorted(name for name, cls in REGISTRY.items() if not any(e.project_style for e in cls.EXAMPLES))
+    assert missing == [], f"codemods without a project_style example: {missing}"
+    # the lint checks above run over EXAMPLES: every example of every codemod, these included
+    assert len(PROJECT_STYLE) == sum(e.project_style for cls in REGISTRY.values() for e in cls.EXAMPLES)
+
+
+def _import_sections(source: str, packages: tuple[str, ...]) -> set[str]:
+    sections = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            sections.add("first-party")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            for top in (str(n).split(".")[0] for n in names):
+                if top in packages:
+                    sections.add("first-party")
+                elif top in sys.stdlib_module_names or top == "__future__":
+                    sections.add("stdlib")
+                else:
+                    sections.add("third-party")
+    return sections
+
+
+@pytest.mark.parametrize(("name", "example"), PROJECT_STYLE)
+def test_a_real_projects_file_is_as_tidy_after_the_edit_as_before(name, example) -> None:
+    """Its `before` is as the project's tools leave it, so the checks above hold its `after` to the strictest
+    standard: no finding at all, and nothing for ruff or isort to move."""
+    packages = first_party(example)
+    assert ast.get_docstring(ast.parse(example.before)), f"{name}: a project's file starts with its docstring"
+    assert _import_sections(example.before, packages) == {"stdlib", "third-party", "first-party"}, name
+    for text in (example.before, example.after):
+        assert findings(text, packages) == Counter(), f"{name}:\n{text}"
+        for fixer in (ruff_fix_imports, isort_fix, isort_float_to_top):
+            assert fixer(text, packages) == text, f"{name}: {fixer.__name__} reorders\n{text}"
+
+
 @pytest.mark.parametrize(
     ("line", "marked"),
     [
@@ -123,3 +172,43 @@ def test_an_import_kept_below_a_setting_says_so_in_the_suppression_ruff_reads(li
 
     (stmt,) = cst.parse_module(line).body
     assert cst.Module(body=[with_noqa(stmt, "E402")]).code == marked
+
+
+FROM_WARP_FILE = '''\
+"""A project module that spells Warp `from warp import ...`."""
+
+import os
+
+import numpy as np
+from warp import kernel, launch
+
+from .util import helper
+
+
+@kernel(module="sim")
+def step(x: float):
+    pass
+
+
+def run():
+    launch(step, dim=1, inputs=[helper(np.pi, os.sep)])
+'''
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("split_by_options", {"kernels": ["step"], "module": "fast", "options": {"fast_math": True}}),
+        ("split_by_block_dim", {"groups": {"step": "bd64"}, "options": {"fast_math": True}}),
+        ("module_options", {"options": {"enable_backward": False}}),
+        ("module_options", {"options": {"enable_backward": False}, "module": "sim"}),
+        ("preload", {"modules": ["fast"], "device": "cuda:0", "function": "run"}),
+    ],
+)
+def test_a_new_import_warp_as_wp_joins_the_section_of_the_files_from_warp(name: str, args: dict) -> None:
+    """`import warp as wp` goes where isort and ruff put it: among the third-party imports, before
+    `from warp import ...`; not after the file's last import (a first-party one), which they would move."""
+    after = transform_source(name, FROM_WARP_FILE, args)
+    imports = "import numpy as np\nimport warp as wp\nfrom warp import kernel, launch\n\nfrom .util import helper\n"
+    assert imports in after
+    assert findings(after, ()) == Counter()

@@ -173,7 +173,7 @@ class EditNote:
 
     file: str  # relative to the repository root
     kind: str  # "unused-parameter" | "stale-docstring" | "removed-import" | "removed-helper" | "kept-helper"
-    # | "emptied-function" | "removed-comment"
+    # | "emptied-function" | "removed-comment" | "removed-binding"
     message: str
     function: str = ""  # the function it is about (its docstring, its parameter), when it is about one
 
