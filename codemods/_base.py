@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 
-from ._cst import SourceLines, module_code, with_warp_import
+from ._cst import FILE_QUOTE, SourceLines, module_code, preferred_quote, with_warp_import
 from ._partial import Focus
 from .specs import CodemodArgs, CodemodRefused
 
@@ -140,6 +140,13 @@ class WarpCodemod(CodemodCommand):
     lines: SourceLines
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
+        quote = FILE_QUOTE.set(preferred_quote(tree))  # string_arg writes in the file's own quotes
+        try:
+            return self._transform(tree)
+        finally:
+            FILE_QUOTE.reset(quote)
+
+    def _transform(self, tree: cst.Module) -> cst.Module:
         self.lines = SourceLines(tree)
         self.needs_warp_import = False  # set by `ensure_warp_alias` when the file only has `from warp import`
         result = super().transform_module(tree)

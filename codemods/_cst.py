@@ -7,6 +7,7 @@ import json
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,8 +163,31 @@ def py_literal(value: Any) -> str:
     raise TypeError(f"not a JSON-able literal: {value!r}")
 
 
+#: the quote the file being transformed writes its strings with (set per module by WarpCodemod)
+FILE_QUOTE: ContextVar[str] = ContextVar("FILE_QUOTE", default='"')
+
+
 def string_arg(value: str) -> cst.SimpleString:
+    """A string literal in the file's own quotes (a name such as a module's: no quote or backslash inside)."""
+    quote = FILE_QUOTE.get()
+    if quote == "'" and not set(value) & {"'", '"', "\\"}:
+        return cst.SimpleString(f"'{value}'")
     return cst.SimpleString(json.dumps(value))
+
+
+def preferred_quote(tree: cst.Module) -> str:
+    """The quote most of the file's one-line string literals use (docstrings and f-strings aside); `"` on a tie."""
+    counts = {"'": 0, '"': 0}
+
+    class Count(cst.CSTVisitor):
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            body = node.value.lstrip("rRbBuU")
+            if body[:3] not in ("\"\"\"", "'''") and body[:1] in counts:
+                counts[body[0]] += 1
+
+    tree.visit(Count())
+    return "'" if counts["'"] > counts['"'] else '"'
+
 
 
 # --------------------------------------------------------------------------- statements

@@ -131,7 +131,7 @@ class DropUnique(WarpCodemod):
                 "    @kernel(module=module)\n    def scale(x: float):\n        pass\n\n    return scale\n"
             ),
             after=(
-                'from warp import kernel\n\n\ndef make_scale(s, module="ops"):\n'
+                "from warp import kernel\n\n\ndef make_scale(s, module='ops'):\n"
                 "    @kernel(module=module)\n    def scale(x: float):\n        pass\n\n    return scale\n"
             ),
         ),

@@ -99,7 +99,7 @@ def test_nested_kernel_with_module_parameter_gets_the_named_module() -> None:
     out = transform_source(NAME, before, {**ARGS, "module": "sim"})
     assert out == HEAD + (
         "_cache = {}\n\n\n"
-        '@wp.kernel(module="sim")\ndef k(x: wp.array(dtype=float)):\n    x[0] = 1.0\n\n\n'
+        "@wp.kernel(module='sim')\ndef k(x: wp.array(dtype=float)):\n    x[0] = 1.0\n\n\n"  # the file's quotes
         "def make(module='unique'):\n    if module not in _cache:\n        _cache[module] = k\n"
         "    return _cache[module]\n"
     )
