@@ -305,6 +305,15 @@ def test_log_cli_prints_rows_and_json(tmp_path):
     assert missing.returncode == 2 and "no branch nope" in missing.stderr
 
 
+def test_a_commits_timing_inside_its_band_reads_as_noise_in_the_log_table():
+    from warp_fix.apply.review import BranchLog
+    from warp_fix.apply.view import _timing_cell
+
+    log = BranchLog("wf/s", "base", "ledger", inside_band={"abc": {COLD_MODULE.label}})
+    assert _timing_cell(log, "abc", "3332 -> 4491", COLD_MODULE) == "3332 -> 4491 (noise)"
+    assert _timing_cell(log, "def", "3332 -> 4491", COLD_MODULE) == "3332 -> 4491"  # not measured so: as recorded
+
+
 def test_a_saved_ledger_reads_back_as_the_same_ledger(tmp_path):
     from warp_fix.apply.ledger import Baseline, Ledger, load_ledger, save_ledger
 

@@ -49,6 +49,8 @@ class BranchLog:
     ledger_total: Numbers | None = None
     ledger_commits: list[str] = field(default_factory=list)  # the commits apply kept, per its ledger
     headlines: dict[str, str] = field(default_factory=dict)  # sha -> what the fix was kept for, per the ledger
+    # sha -> the timing metrics (labels) its own measurement left inside their noise band, per the ledger
+    inside_band: dict[str, set[str]] = field(default_factory=dict)
 
     @property
     def ours(self) -> list[CommitRow]:
@@ -138,6 +140,11 @@ def branch_log(cwd: Path, branch: str | None = None, base: str | None = None) ->
         log.ledger_commits = [e.commit for e in ledger.of(KEPT) if e.commit]
     if ledger:
         log.headlines = {e.commit: e.numbers.headline() for e in ledger.of(KEPT) if e.commit and e.numbers}
+        log.inside_band = {
+            e.commit: {t.metric for t in e.numbers.timing if not t.not_applicable and not t.significant}
+            for e in ledger.of(KEPT)
+            if e.commit and e.numbers
+        }
     return log
 
 

@@ -156,8 +156,8 @@ def print_log(log: BranchLog, console: Console) -> None:
                     ", ".join(row.files),
                     log.headlines.get(row.sha, ""),
                     row.text(IDENTITIES),
-                    row.text(COLD_MODULE),
-                    row.text(COMPILE_ELAPSED),
+                    _timing_cell(log, row.sha, row.text(COLD_MODULE), COLD_MODULE),
+                    _timing_cell(log, row.sha, row.text(COMPILE_ELAPSED), COMPILE_ELAPSED),
                 )
             )
         )
@@ -174,9 +174,15 @@ def print_log(log: BranchLog, console: Console) -> None:
         console.print(f"{len(log.foreign)} commit(s) not made by warp-fix (no Warp-Fix trailers)", highlight=False)
 
 
+def _timing_cell(log: BranchLog, sha: str, text: str, metric: Metric) -> str:
+    """A commit's timing, said to be noise when its own measurement left it inside the band."""
+    return f"{text} (noise)" if text and metric.label in log.inside_band.get(sha, set()) else text
+
+
 def _total(log: BranchLog, metric: Metric, before: float, after: float) -> str:
     """A total as `log` prints it; a measured timing says when it is inside its noise band."""
-    unit = f" {metric.unit}" if metric.unit else ""
-    text = f"{metric.label} {metric.format(before)} -> {metric.format(after)}{unit}"
+    unit = " ms" if metric.unit == "ms" else ""  # counts and bytes: the label names the unit
+    low, high = (metric.format(v) if metric.timing else f"{v:,.0f}" for v in (before, after))
+    text = f"{metric.label} {low} -> {high}{unit}"
     timing = log.measured_timing(metric)
     return text + (" (inside the noise band)" if timing is not None and not timing.significant else "")
