@@ -323,17 +323,6 @@ def test_contradiction_that_more_samples_resolve_keeps_the_fix():
     assert arms.per_arm == 2 and arms.comparison.verdict == IMPROVED
 
 
-def test_the_reused_measurement_stays_in_the_accepted_arm_when_timing_decides():
-    """One state, one growing measurement: the fresh runs join the reused ones, the user sees one baseline."""
-    clock = ScriptedClock(accepted=[3490.0, 3500.0, 3510.0], candidate=[4541.0, 4500.0, 4520.0])
-    reuse = report(3480.0, 3500.0)
-    arms = measure_interleaved(
-        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 3, clock, reuse=reuse
-    )
-    assert [s.cold_module_ms for s in arms.before.samples] == [3480.0, 3500.0, 3490.0, 3500.0, 3510.0]
-    assert clock.script == {"accepted": [], "candidate": []}  # still one fresh A per B, interleaved
-
-
 # -- compile elapsed --------------------------------------------------------------------------------
 
 

@@ -77,16 +77,14 @@ def measure_interleaved(
 ) -> ArmsResult:
     """A, B, A, B ... until the sampling rule says stop. Raises ProbeError if an arm fails to run.
 
-    `reuse` is an earlier measurement of the accepted state. It stands in for the first A while deterministic
-    facts decide; when timing decides, a fresh A is taken right after B and the earlier measurement stays beside
-    it: one state, one growing measurement, never a second number for it.
+    `reuse` is an earlier measurement of the accepted state. It stands in for the first A only while
+    deterministic facts decide; when timing decides it is replaced by a fresh A taken right after B.
     `expected_ms` (the plan's estimate) and `seconds` (the time budget per fix) feed the sampling rule.
     """
     started = time.perf_counter()
     say = progress or (lambda _text: None)
     before: list[Report] = [reuse] if reuse is not None else []
     after: list[Report] = []
-    earlier: list[Report] = []  # the reused measurement, once fresh A samples are interleaved with B
     reused = reuse is not None
     while True:
         if len(before) == len(after):
@@ -97,16 +95,16 @@ def measure_interleaved(
             + (" (without it: the last measurement, reused)" if reused else "")
         )
         after.append(clock.measure(command, candidate_cwd, 1, timeout, "candidate", kernel_timing))
-        comparison = judge(merge_reports(earlier + before), merge_reports(after))
+        comparison = judge(merge_reports(before), merge_reports(after))
         if reused and not decisive(comparison):
-            say("  timing decides: the code without the fix is measured again, right after (earlier runs count too)")
-            earlier, before = before, [clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing)]
+            say("  timing decides: the code without the fix is measured again, right after")
+            before = [clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing)]
             reused = False
-            comparison = judge(merge_reports(earlier + before), merge_reports(after))
+            comparison = judge(merge_reports(before), merge_reports(after))
         left = None if seconds is None else seconds - (time.perf_counter() - started)
         step = next_step(comparison, len(after), budget, kernel_timing, expected_ms, left)
         if not step.more:
-            return ArmsResult(merge_reports(earlier + before), merge_reports(after), comparison, len(after), step)
+            return ArmsResult(merge_reports(before), merge_reports(after), comparison, len(after), step)
 
 
 def merge_reports(reports: list[Report]) -> Report:
