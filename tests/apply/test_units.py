@@ -446,6 +446,14 @@ def test_a_wall_clock_slowdown_the_cpu_time_does_not_show_reads_as_machine_load(
     assert "cold module CPU time 800 -> 800 ms (inside the ±40 ms noise band: not significant)" in line
 
 
+def test_a_slowdown_from_one_run_each_is_not_called_a_regression():
+    from warp_fix.apply.view import total_line
+
+    c = comparison(IMPROVED, {"identities": (5, 3)}, delta=593.0, band=525.0, n=1)
+    line = total_line(Numbers.of(c, per_arm=1, launch_count=12))
+    assert "(+593 ms, beyond the ±525 ms noise band, but from one run each: too few to call it a regression" in line
+
+
 def test_a_run_that_keeps_nothing_leaves_no_branch_and_says_what_it_tried(tmp_path):
     from warp_fix.apply.ledger import DROPPED, Ledger
     from warp_fix.apply.loop import nothing_kept_note

@@ -132,9 +132,13 @@ class Numbers:
 
 
 def significance(t: TimingDelta) -> str:
-    """A timing change against its noise band, in words."""
+    """A timing change against its noise band, in words; a slowdown from one run per arm is said to be too few
+    runs to call a regression (apply makes no timing verdict from them either)."""
     if t.significant:
-        return f"{'+' if t.delta > 0 else ''}{fmt_ms(t.delta)} ms, beyond the ±{fmt_ms(t.band)} ms noise band"
+        said = f"{'+' if t.delta > 0 else ''}{fmt_ms(t.delta)} ms, beyond the ±{fmt_ms(t.band)} ms noise band"
+        if t.delta > 0 and min(len(t.before.values), len(t.after.values)) < 2:
+            said += ", but from one run each: too few to call it a regression (raise --samples)"
+        return said
     return f"inside the ±{fmt_ms(t.band)} ms noise band: not significant"
 
 
