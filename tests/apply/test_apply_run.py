@@ -164,7 +164,7 @@ def test_ledger_is_saved_under_the_git_dir_with_total(applied):
     # verdict rests on timing: INCONCLUSIVE, or REGRESSED when a loaded machine's noise leaves the band
     calls = data["probe_calls_by_verdict"]
     assert (calls["baseline"], calls["INVALID"]) == (1, 1) and calls["IMPROVED"] >= 1
-    assert calls.get("INCONCLUSIVE", 0) + calls.get("REGRESSED", 0) == 6
+    assert calls.get("INCONCLUSIVE", 0) + calls.get("REGRESSED", 0) in (4, 6)  # 2 or 3 pairs: the sequential rule
 
 
 def test_warnings_mention_uncommitted_changes(applied):
