@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import warp
 
-from tests.apply.conftest import git, init_repo
+from tests.apply.conftest import fixture_repo, git, init_repo
 from tests.conftest import FIXTURES, PYTHON
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import KEPT
@@ -72,6 +72,7 @@ def test_factory_parameter_is_changed_at_the_call_that_passes_it(measured):
         Location("smoothing/factory.py", 10),
         Location("smoothing/filters.py", 5),
         "make_filter",
+        "enable_backward",
     )
     (fix,) = fixes(plan)
     assert (fix.codemod, fix.safety) == ("call_site_argument", SAFE)
@@ -82,6 +83,46 @@ def test_factory_parameter_is_changed_at_the_call_that_passes_it(measured):
         "keyword": "enable_backward",
         "value": False,
     }
+
+
+def test_factory_module_options_from_a_caller_are_changed_at_that_call_only(measured):
+    """ripple: `make_blur(radius, enable_backward)` feeds `module_options={"enable_backward": enable_backward}`;
+    display.py passes True for a blur nothing differentiates, fit.py for one its tape does, and the project's test
+    tapes a third. Only display.py's call changes: the factory keeps its parameter for every other caller."""
+    plan = make_plan(measured("factory_module_options"), FIXTURES / "factory_module_options")
+    found = finding(plan)
+    assert found.status == "fired" and len(found.facts.modules) == 1
+    (module,) = found.facts.modules
+    assert found.facts.provenance[module] == Provenance(
+        "enable_backward",
+        "factory-parameter",
+        Location("ripple/stencils.py", 17),
+        Location("ripple/display.py", 7),
+        "make_blur",
+        "enable_backward",
+    )
+    assert found.facts.differentiated_elsewhere == {}  # the test's tape differentiates another call's kernel
+    assert len(found.facts.differentiated) == 2  # fit.py's blur and ripple.fit, from the run's own tape
+    (fix,) = fixes(plan)
+    assert (fix.codemod, fix.safety, fix.files) == ("call_site_argument", SAFE, ["ripple/display.py"])
+    assert fix.args_json()["keyword"] == "enable_backward" and fix.args_json()["value"] is False
+
+
+@pytest.mark.slow
+def test_apply_passes_false_at_the_callers_call_and_leaves_the_factory(tmp_path):
+    repo = fixture_repo(tmp_path, "factory_module_options")
+    factory, fit = (repo / "ripple" / "stencils.py").read_text(), (repo / "ripple" / "fit.py").read_text()
+    request = build_request(
+        command=[PYTHON, "-m", "ripple"], cwd=repo, branch="wf/ripple", samples=1, only=["unused-backward"],
+        test=f"{PYTHON} -m pytest -q -p no:cacheprovider tests",
+    )
+    (entry,) = run_apply(request).ledger.entries
+    assert entry.outcome == KEPT, entry.reason
+    assert entry.numbers.structure["adjoint_kernels"] == (4, 3)
+    assert git(repo, "diff", "--name-only", "main..wf/ripple") == "ripple/display.py"
+    git(repo, "checkout", "-q", "wf/ripple")
+    assert "SOFTEN = make_blur(2, enable_backward=False)" in (repo / "ripple" / "display.py").read_text()
+    assert (repo / "ripple" / "stencils.py").read_text() == factory and (repo / "ripple" / "fit.py").read_text() == fit
 
 
 def test_library_that_turns_backward_off_per_kernel_is_ruled_out(measured):

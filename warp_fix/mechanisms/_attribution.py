@@ -13,6 +13,7 @@ from typing import Any
 from codemods.specs import ModuleOptionsArgs
 from warp_fix.mechanisms._base import Inputs
 from warp_fix.report import KernelSource, ModuleBuild, Site
+from warp_fix.scan import KernelDef
 
 LIBRARY = "library"  # no kernel of the build is defined in the repository
 
@@ -106,9 +107,9 @@ def unique_kernel_name(source: ModuleSource, inputs: Inputs) -> str | None:
 class Provenance:
     """Where the value of one option a build compiled with came from.
 
-    kind: "decorator" (a literal in `@wp.kernel(...)`), "factory-parameter" (a factory's parameter; `call_site`
-    is the call that passed it), "module_options", "set_module_options", "options.update", "config" or
-    "default" (Warp's own default).
+    kind: "decorator" (a literal in `@wp.kernel(...)`), "factory-parameter" (a factory's `parameter`, in the
+    kernel's decorator or its `module_options`; `call_site` is the call that passed it), "module_options",
+    "set_module_options", "options.update", "config" or "default" (Warp's own default).
     """
 
     key: str
@@ -116,6 +117,7 @@ class Provenance:
     site: Location | None = None
     call_site: Location | None = None  # the factory call that chose the value
     callee: str | None = None  # the factory's name, as `make_filter`
+    parameter: str | None = None  # the factory's parameter a caller passes (`enable_backward`, `grad`)
 
     def describe(self) -> str:
         if self.kind == "default":
@@ -136,16 +138,30 @@ def option_provenance(build: ModuleBuild, key: str, inputs: Inputs, value: objec
         static = next(
             (k for k in inputs.index.kernels if k.file == file and kernel.line in (k.line, k.decorator_line)), None
         )
-        value = getattr(static, key, None) if static is not None else None
-        if static is not None and value is not None and not value.is_constant and static.enclosing_functions:
-            call = _outer_call(kernel.created, inputs)
-            return Provenance(
-                key, "factory-parameter", Location(file, static.decorator_line), call, static.enclosing_functions[-1]
-            )
+        passed = _passed_by_caller(static, kernel, key, inputs)
+        if passed is not None:
+            return passed
         line = static.decorator_line if static is not None else kernel.line
         return Provenance(key, "decorator", Location(file, line))
     source = build.option_source(key)
-    return Provenance(key, source.kind, Location.of(source.site, inputs) if source.site else None)
+    site = Location.of(source.site, inputs) if source.site else None
+    if source.kind == "module_options" and site is not None:
+        # `wp.kernel(fn, module="unique", module_options={key: parameter})` in a factory: the caller chooses
+        static = next((k for k in inputs.index.kernels if (k.file, k.decorator_line) == (site.file, site.line)), None)
+        passed = _passed_by_caller(static, build.kernel_sources[0], key, inputs) if build.kernel_sources else None
+        if passed is not None:
+            return passed
+    return Provenance(key, source.kind, site)
+
+
+def _passed_by_caller(static: KernelDef | None, kernel: KernelSource, key: str, inputs: Inputs) -> Provenance | None:
+    """The factory parameter a kernel's option comes from, with the call that passed it; None when the value is
+    the factory's own."""
+    parameter = static.parameter_for(key) if static is not None else None
+    if static is None or parameter is None or not static.enclosing_functions:
+        return None
+    return Provenance(key, "factory-parameter", Location(static.file, static.decorator_line),
+                      _outer_call(kernel.created, inputs), static.enclosing_functions[-1], parameter)
 
 
 def _outer_call(created: Site | None, inputs: Inputs) -> Location | None:

@@ -22,6 +22,7 @@ from warp_fix.report import (
     LtoBuild,
     ModuleBuild,
     OptionChange,
+    OptionSource,
     Output,
     Rebuild,
     RebuildReason,
@@ -52,15 +53,18 @@ def build(
     kernels: Sequence[str] | None = None,
     options: dict[str, Any] | None = None,
     lto_kinds: Sequence[str] = (),
+    option_sources: dict[str, OptionSource] | None = None,
 ) -> ModuleBuild:
     """One compiled module load; its kernels default to one kernel named after the module."""
-    return ModuleBuild(
+    built = ModuleBuild(
         seq=0, t_ms=0.0, module=module, hash=f"{module}@{block_dim}", device=device,
         block_dim=block_dim, status="compiled", module_ms=ms, native_ms=native_ms,
         options={"enable_backward": True, **(options or {})},
         kernels=list(kernels) if kernels is not None else [f"{module}.kernel"], generics=[],
         cache_dir=None, site=None, lto_builds=len(lto_kinds), lto_kinds=list(lto_kinds),
     )
+    built.option_sources = dict(option_sources or {})
+    return built
 
 
 def launch(
@@ -203,10 +207,8 @@ def index(*, files: Sequence[str] = (), library_files: Sequence[str] = (), **ite
 
 def kernel(name: str, file: str, line: int = 10, **fields: Any) -> static.KernelDef:
     """A `@wp.kernel` of the repository at module scope of `file`, unless `fields` say otherwise."""
-    return static.KernelDef(
-        file=file, line=line, name=name, python_module=python_module(file), decorator_line=line - 1,
-        decorator="wp.kernel", **fields,
-    )
+    fields = {"decorator_line": line - 1, "decorator": "wp.kernel", **fields}
+    return static.KernelDef(file=file, line=line, name=name, python_module=python_module(file), **fields)
 
 
 def option_call(

@@ -9,6 +9,7 @@ from codemods.specs import CallSiteArgumentArgs, ConfigAtEntryArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._attribution import (
     LIBRARY,
+    Location,
     ModuleSource,
     NoTarget,
     Provenance,
@@ -28,9 +29,9 @@ from warp_fix.mechanisms._common import (
     static,
 )
 from warp_fix.model import ADVISORY, CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
-from warp_fix.report import ModuleBuild
+from warp_fix.report import ModuleBuild, OptionSource
 from warp_fix.scan.differentiation import Differentiation, differentiated_kernels
-from warp_fix.scan.index import EntryPoint, FunctionCalls, ImportSite, LaunchSite, TapeUse, Value
+from warp_fix.scan.index import EntryPoint, FunctionCalls, ImportSite, LaunchSite, OptionParameter, TapeUse, Value
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 launched_from.setdefault(launch.module, set()).add(inputs.repo_file(launch.site.file))
         anywhere = differentiated_kernels(inputs.index)
         unused, kept, off_per_kernel, elsewhere, gradient_free, optional = [], [], [], {}, {}, {}
+        provenance: dict[str, Provenance] = {}
         final = inputs.final_builds
         for build in final.values():
             if not _generates_adjoint(build):
@@ -81,6 +83,14 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 optional[build.module] = plugins
                 continue
             unused.append(build.module)
+            provenance[build.module] = option_provenance(build, "enable_backward", inputs)
+            call = provenance[build.module].call_site if provenance[build.module].kind == "factory-parameter" else None
+            if call is not None:
+                # the fix changes this call's kernel only: other calls of the factory keep their own value
+                instance = _call_differentiated_by(call, anywhere, inputs)
+                if instance:
+                    elsewhere[build.module] = instance
+                continue
             resolved = _differentiated_by(build, anywhere)
             if resolved:
                 elsewhere[build.module] = resolved
@@ -105,7 +115,6 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 reason += f"; optional plugin modules left as they are: {_costs(optional, final)}"
             return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence)
         cost = sum(final[m].module_ms for m in unused)
-        provenance = {m: option_provenance(final[m], "enable_backward", inputs) for m in unused}
         for module in unused:
             detail = f"{module}: backward generated, no adjoint launch or tape in this run"
             evidence.append(runtime(f"{detail}; {provenance[module].describe()}", None))
@@ -154,7 +163,9 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             unresolved_tape = facts.gradient_free.get(module)
             links = bool(build.lto_builds)
             proposals = [_per_module_fix(finding, module, source, provenance, inputs, unresolved_tape, links)]
-            if links and provenance.kind in ("factory-parameter", "decorator"):
+            module_level_passed = build.option_source("enable_backward").kind == "module_options" and (
+                provenance.kind == "factory-parameter")
+            if links and provenance.kind in ("factory-parameter", "decorator") and not module_level_passed:
                 # a tile module links adjoint GEMMs until its module option is off, whatever its kernels say
                 module_level = Provenance("enable_backward", build.option_source("enable_backward").kind)
                 proposals.append(_per_module_fix(finding, module, source, module_level, inputs, unresolved_tape,
@@ -358,7 +369,37 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                     kernels=[case.kernel(
                         "smooth", "smoothing/factory.py", 11, enclosing_functions=["make_filter"],
                         at_module_scope=False, enable_backward=Value("enable_backward", False),
+                        option_parameters=[OptionParameter("enable_backward", "enable_backward")],
                     )],
+                ),
+            ),
+            FIRED,
+            fixes=(("call_site_argument", SAFE),),
+        ),
+        Example(
+            "a factory's module_options take enable_backward from its caller (ripple): that call site changes, and a "
+            "tape over another call of the factory does not stop it",
+            case.run(
+                builds=[case.sourced(
+                    case.build("blur_73d534cd", options={"enable_backward": True}, option_sources={
+                        "enable_backward": OptionSource("module_options", case.site(
+                            "ripple/stencils.py", 17, "make_blur", ["ripple/display.py:7:<module>"])),
+                    }),
+                    case.kernel_source(
+                        "blur", "ripple/stencils.py", 9, kind="unique",
+                        created=case.site("ripple/stencils.py", 17, "make_blur", ["ripple/display.py:7:<module>"]),
+                    ),
+                )],
+                source=case.index(
+                    files=["ripple/stencils.py", "ripple/display.py", "tests/test_ripple.py"],
+                    kernels=[case.kernel(
+                        "blur", "ripple/stencils.py", 9, decorator_line=17, enclosing_functions=["make_blur"],
+                        at_module_scope=False, module_kind="unique", made_by="call",
+                        option_parameters=[OptionParameter("enable_backward", "enable_backward")],
+                    )],
+                    tapes=[TapeUse(file="tests/test_ripple.py", line=17, function="test_blur", kind="tape")],
+                    launches=[LaunchSite(file="tests/test_ripple.py", line=18, function="test_blur", kind="launch",
+                                         kernel="blur")],
                 ),
             ),
             FIRED,
@@ -396,6 +437,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                     kernels=[case.kernel(
                         "dense", "mlp/layers.py", 11, enclosing_functions=["make_dense"],
                         at_module_scope=False, enable_backward=Value("enable_backward", False),
+                        option_parameters=[OptionParameter("enable_backward", "enable_backward")],
                     )],
                 ),
             ),
@@ -496,12 +538,12 @@ def _per_module_fix(
         if call is None or not in_repo(inputs.index, call.file):
             return NotProposed(finding.slug, f"{why}: the factory call that passes it is not in the repository")
         return Fix(
-            id="", slug=finding.slug, title=f"Pass enable_backward=False to {provenance.callee}() at {call}",
+            id="", slug=finding.slug, title=f"Pass {provenance.parameter}=False to {provenance.callee}() at {call}",
             description=f"{why}; the value is chosen where {provenance.callee}() is called, so it is changed there "
             "and the factory's default stays for its other callers.",
             safety=SAFE, codemod="call_site_argument", files=[call.file], expected=expected,
             places=(CallSiteArgumentArgs(file=call.file, line=call.line, callee=provenance.callee,
-                                         keyword="enable_backward", value=False),),
+                                         keyword=provenance.parameter or provenance.key, value=False),),
             allow_options=["enable_backward"],
         )
     if provenance.kind == "decorator":
@@ -568,6 +610,18 @@ def _differentiated_by(build: ModuleBuild, anywhere: Differentiation) -> str | N
     names = {k.function.split(".")[-1] for k in build.kernel_sources}
     names |= {key.split(".")[-1].split("__locals__")[-1] for key in build.kernels}
     return next((anywhere.kernels[n] for n in sorted(names) if n in anywhere.kernels), None)
+
+
+def _call_differentiated_by(call: Location, anywhere: Differentiation, inputs: Inputs) -> str | None:
+    """What may differentiate the kernel one factory call makes, which only code that reaches the call's file can
+    hold: code of that file run under a tape, or a launch under a tape the scan cannot name, in a file that imports
+    it. Other calls of the factory make other kernels, whatever a tape does with those."""
+    if anywhere.reaches(call.file):
+        return f"a tape that runs code of {call.file}"
+    module = inputs.index.python_module_of(call.file)
+    importers = {i.file for i in inputs.index.imports if module and i.module == module} | {call.file}
+    unresolved = sorted(anywhere.unresolved_files & importers)
+    return f"a tape in {unresolved[0]}, whose launch the scan cannot resolve to a kernel" if unresolved else None
 
 
 def _carries_no_gradient(build: ModuleBuild) -> bool:

@@ -25,6 +25,7 @@ class Differentiation:
     kernels: dict[str, str] = field(default_factory=dict)  # kernel name -> "file:line" of the tape / adjoint launch
     # "file:line" of launches under a tape whose kernel is unknown, and of calls there that cannot be followed
     unresolved: list[str] = field(default_factory=list)
+    unresolved_files: set[str] = field(default_factory=set)  # the files of those launches and calls
     scopes: set[Scope] = field(default_factory=set)  # every function reached
 
     def reaches(self, file: str) -> bool:
@@ -62,9 +63,12 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
                     found.kernels.setdefault(name, origin)
                 else:
                     found.unresolved.append(f"{launch.file}:{launch.line}")
+                    found.unresolved_files.add(launch.file)
             for callee in callees.get(scope, []):
                 pending += by_name.get(callee, [])
             found.unresolved += [f"{scope[0]}:{call.split(':')[0]}" for call in dynamic.get(scope, [])]
+            if dynamic.get(scope):
+                found.unresolved_files.add(scope[0])
     return found
 
 

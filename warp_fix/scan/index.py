@@ -47,6 +47,15 @@ class Parameter:
     annotation: str | None = None
 
 
+@dataclass(frozen=True)
+class OptionParameter:
+    """A kernel option whose value is a parameter of the enclosing factory (`enable_backward=grad`,
+    `module_options={"enable_backward": grad}`): each caller chooses it, by passing `parameter`."""
+
+    option: str
+    parameter: str
+
+
 @dataclass(kw_only=True)
 class KernelDef(Located):
     """One function Warp turns into a kernel. `line` is the `def` line; `decorator_line` the `@` line (or the
@@ -82,6 +91,11 @@ class KernelDef(Located):
     picked_by: str | None = None
     picked_by_file: str | None = None
     picked_by_line: int | None = None
+    option_parameters: list[OptionParameter] = field(default_factory=list)
+
+    def parameter_for(self, option: str) -> str | None:
+        """The factory parameter that carries `option`, if a caller chooses it."""
+        return next((p.parameter for p in self.option_parameters if p.option == option), None)
 
     @property
     def module_from_parameter(self) -> bool:

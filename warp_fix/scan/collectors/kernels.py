@@ -5,7 +5,16 @@ from __future__ import annotations
 import ast
 
 from ..captures import FactoryScopes
-from ..index import FactoryFunction, FuncDef, KernelDef, KernelSelector, OverloadCall, Parameter, SourceIndex
+from ..index import (
+    FactoryFunction,
+    FuncDef,
+    KernelDef,
+    KernelSelector,
+    OptionParameter,
+    OverloadCall,
+    Parameter,
+    SourceIndex,
+)
 from ..parsed import argument, function_parameters, parameter_default, qualname, string_literal
 from .base import Collector
 
@@ -190,10 +199,28 @@ class KernelCollector(Collector):
             generic_parameters=generic_parameters,
             made_by=made_by,
             chosen_by=self._chosen_by(decorator if made_by == "call" else node),
+            option_parameters=self._option_parameters(node, call) if enclosing else [],
         )
         self.found.kernels.append(kernel)
         if enclosing:
             self._factory_for(node).kernels.append(kernel.name)
+
+    def _option_parameters(self, kernel: _Function, call: ast.Call | None) -> list[OptionParameter]:
+        """Options the kernel takes from a parameter of its factory: `enable_backward=grad` and the literal keys
+        of `module_options={"enable_backward": grad}`."""
+        passed: list[tuple[str, ast.expr]] = []
+        backward = argument(call, "enable_backward")
+        if backward is not None:
+            passed.append(("enable_backward", backward))
+        options = argument(call, "module_options")
+        if isinstance(options, ast.Dict):
+            keys = [string_literal(key) for key in options.keys]
+            passed += [(key, value) for key, value in zip(keys, options.values) if key is not None]
+        return [
+            OptionParameter(option, value.id)
+            for option, value in passed
+            if isinstance(value, ast.Name) and self._function_binding_parameter(kernel, value.id) is not None
+        ]
 
     def _chosen_by(self, node: ast.AST) -> list[str]:
         """Parameters of the enclosing function read by the `if`/`match` tests that decide whether `node` runs."""
