@@ -44,10 +44,74 @@ def test_a_tape_in_another_script_reaches_the_kernels_its_calls_launch(scan):
     (fit,) = [c for c in index.calls if c.function == "fit"]
     assert (fit.file, fit.line, sorted(fit.callees)) == ("scripts/fit.py", 4, ["Beam", "Tape", "backward", "predict"])
     found = differentiated_kernels(index)
-    # Beam(4) runs Beam.__init__ inside fit(), which holds the tape: conservatively differentiated too
-    assert found.kernels == {"deflect": "scripts/fit.py:6", "summarize": "scripts/fit.py:6"}
+    # Beam(4) runs Beam.__init__ before the `with` block: the tape does not record `summarize`
+    assert found.kernels == {"deflect": "scripts/fit.py:6"}
     assert found.unresolved == []
     assert found.reaches("beams/model.py") and not found.reaches("beams/__main__.py")
+
+
+def test_a_tape_entered_without_a_with_block_counts_for_its_whole_function(scan):
+    index = scan(
+        {
+            "beams/model.py": MODEL,
+            "scripts/fit.py": """
+                import warp as wp
+                from beams.model import Beam
+
+                def simulate(beam, tape):
+                    with tape:
+                        beam.predict()
+
+                def fit():
+                    tape = wp.Tape()
+                    beam = Beam(4)
+                    simulate(beam, tape)
+                    tape.backward()
+            """,
+        }
+    )
+    (tape, backward) = index.tapes
+    assert (tape.blocks, backward.blocks) == ([], [])
+    # fit() hands its tape to simulate(): the whole of fit() counts, Beam(4) included
+    assert differentiated_kernels(index).kernels == {"deflect": "scripts/fit.py:9", "summarize": "scripts/fit.py:9"}
+
+
+def test_what_runs_after_the_with_block_is_not_recorded(scan):
+    index = scan(
+        {
+            "walker/optim.py": """
+                import warp as wp
+
+                @wp.kernel
+                def descend(p: wp.array(dtype=float)):
+                    p[wp.tid()] -= 0.1
+
+                def sgd_step(p):
+                    wp.launch(descend, dim=p.shape[0], inputs=[p])
+            """,
+            "walker/train.py": """
+                import warp as wp
+                from walker.optim import sgd_step
+
+                @wp.kernel
+                def loss_of(p: wp.array(dtype=float), loss: wp.array(dtype=float)):
+                    wp.atomic_add(loss, 0, p[wp.tid()])
+
+                def train(p, loss):
+                    tape = wp.Tape()
+                    with tape:
+                        wp.launch(loss_of, dim=p.shape[0], inputs=[p, loss])
+                    tape.backward(loss)
+                    sgd_step(p)
+            """,
+        }
+    )
+    (tape, backward) = index.tapes
+    assert [(b.first, b.last, b.callees) for b in tape.blocks] == [(11, 11, ["launch"])]
+    assert backward.blocks == tape.blocks
+    found = differentiated_kernels(index)
+    assert found.kernels == {"loss_of": "walker/train.py:9"}
+    assert found.reaches("walker/train.py") and not found.reaches("walker/optim.py")
 
 
 def test_forward_only_code_and_an_adjoint_launch(scan):

@@ -2,7 +2,8 @@
 
 A measured batch command may never record a tape, while a calibration script next to it differentiates the
 same kernels: turning their backward code off per module would break that script. The walk starts at every
-function holding a `wp.Tape()`, a `.backward(...)` on a tape, or a `wp.launch(..., adjoint=True)`, follows
+`wp.Tape()`, `.backward(...)` on a tape, or `wp.launch(..., adjoint=True)`: from a tape, at what its `with`
+blocks launch and call (the whole function when it is recorded otherwise: a tape handed to a helper), follows
 the repository's calls by name (conservatively: `sim.step()` reaches every function named `step`), and
 collects the kernels launched on the way. A launch whose kernel it cannot name, or a call it cannot follow by
 name (a function passed in as a parameter, one picked from a container), is kept as unresolved: the caller
@@ -27,10 +28,11 @@ class Differentiation:
     unresolved: list[str] = field(default_factory=list)
     unresolved_files: set[str] = field(default_factory=set)  # the files of those launches and calls
     scopes: set[Scope] = field(default_factory=set)  # every function reached
+    blocks_of: set[Scope] = field(default_factory=set)  # tapes' own functions, of which only `with` blocks count
 
     def reaches(self, file: str) -> bool:
         """Some code of `file` runs under a tape (or is the tape's own function)."""
-        return any(scope_file == file for scope_file, _ in self.scopes)
+        return any(scope_file == file for scope_file, _ in self.scopes | self.blocks_of)
 
 
 def differentiated_kernels(index: SourceIndex) -> Differentiation:
@@ -48,28 +50,43 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
             launches.setdefault((launch.file, launch.function), []).append(launch)
     known = {k.name for k in index.kernels}
     found = Differentiation()
-    seeds = [(t.file, t.function, f"{t.file}:{t.line}") for t in index.tapes if t.in_repo]
-    seeds += [(s.file, s.function, f"{s.file}:{s.line}") for s in index.launches if s.in_repo and _adjoint(s)]
-    for file, function, origin in seeds:
+    seeds = [(t.file, t.function, f"{t.file}:{t.line}", t.blocks) for t in index.tapes if t.in_repo]
+    seeds += [(s.file, s.function, f"{s.file}:{s.line}", []) for s in index.launches if s.in_repo and _adjoint(s)]
+    for file, function, origin, blocks in seeds:
         pending = [(file, function)]
+        if blocks:  # only what its `with` blocks launch and call is recorded
+            pending = [scope for block in blocks for callee in block.callees for scope in by_name.get(callee, [])]
+            for launch in launches.get((file, function), []):
+                if any(block.holds(launch.line) for block in blocks):
+                    _reach(launch, known, origin, found)
+            if (file, function) not in found.blocks_of and dynamic.get((file, function)):
+                found.unresolved += [f"{file}:{call.split(':')[0]}" for call in dynamic[(file, function)]]
+                found.unresolved_files.add(file)
+            found.blocks_of.add((file, function))
         while pending:
             scope = pending.pop()
             if scope in found.scopes:
                 continue
             found.scopes.add(scope)
             for launch in launches.get(scope, []):
-                name = launch.kernel.split(".")[-1]
-                if name in known:
-                    found.kernels.setdefault(name, origin)
-                else:
-                    found.unresolved.append(f"{launch.file}:{launch.line}")
-                    found.unresolved_files.add(launch.file)
+                _reach(launch, known, origin, found)
             for callee in callees.get(scope, []):
                 pending += by_name.get(callee, [])
             found.unresolved += [f"{scope[0]}:{call.split(':')[0]}" for call in dynamic.get(scope, [])]
             if dynamic.get(scope):
                 found.unresolved_files.add(scope[0])
+    found.unresolved = list(dict.fromkeys(found.unresolved))  # two tapes of one function reach the same launches
     return found
+
+
+def _reach(launch: LaunchSite, known: set[str], origin: str, found: Differentiation) -> None:
+    """A launch under a tape: its kernel is differentiated, or, when the scan cannot name it, anything may be."""
+    name = launch.kernel.split(".")[-1]
+    if name in known:
+        found.kernels.setdefault(name, origin)
+    else:
+        found.unresolved.append(f"{launch.file}:{launch.line}")
+        found.unresolved_files.add(launch.file)
 
 
 def _names_of(qualname: str) -> list[str]:

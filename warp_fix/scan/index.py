@@ -213,12 +213,26 @@ class OverloadCall(Located):
     form: str = "call"
 
 
+@dataclass
+class TapeBlock:
+    """The body of one `with tape:` (lines `first` to `last`) and the names it calls: what the tape records."""
+
+    first: int
+    last: int
+    callees: list[str] = field(default_factory=list)
+
+    def holds(self, line: int) -> bool:
+        return self.first <= line <= self.last
+
+
 @dataclass(kw_only=True)
 class TapeUse(Located):
-    """`wp.Tape()` (kind "tape") or `<tape>.backward(...)` (kind "backward")."""
+    """`wp.Tape()` (kind "tape") or `<tape>.backward(...)` (kind "backward"). `blocks`: the `with` blocks on this
+    tape in the same function; empty when it records some other way (then the whole function counts)."""
 
     kind: str
     receiver: str | None = None
+    blocks: list[TapeBlock] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

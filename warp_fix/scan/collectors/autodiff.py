@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..index import FunctionCalls, OverloadCall, TapeUse
+from ..index import FunctionCalls, OverloadCall, TapeBlock, TapeUse
 from ..parsed import argument
 from .base import Collector
 
@@ -45,15 +45,40 @@ class TapeCollector(Collector):
             receiver = self._bound_name(node)
             if receiver:
                 self._tape_names.add(receiver)
-            self.found.tapes.append(TapeUse(**self.parsed.located(node), kind="tape", receiver=receiver))
+            blocks = self._blocks(node, receiver)
+            self.found.tapes.append(TapeUse(**self.parsed.located(node), kind="tape", receiver=receiver, blocks=blocks))
         elif isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
             self._backward_calls.append((node, self.parsed.source(node.func.value)))
 
     def finish(self) -> None:
         for call, receiver in self._backward_calls:
             if receiver in self._tape_names or "tape" in receiver.lower():
-                use = TapeUse(**self.parsed.located(call), kind="backward", receiver=receiver)
+                blocks = self._blocks(call, receiver)
+                use = TapeUse(**self.parsed.located(call), kind="backward", receiver=receiver, blocks=blocks)
                 self.found.tapes.append(use)
+
+    def _blocks(self, call: ast.Call, receiver: str | None) -> list[TapeBlock]:
+        """The `with` blocks of the call's function that enter this tape: `with tape:` on its name, or the `with
+        wp.Tape() as tape:` holding the call itself. A tape recorded otherwise (entered by hand, passed to a helper
+        that enters it) has none, and the walk then follows the whole function."""
+        scope = self.parsed.innermost_function(call) or self.parsed.tree
+        blocks = []
+        for node in ast.walk(scope):
+            if not isinstance(node, ast.With | ast.AsyncWith) or not node.body:
+                continue
+            if any(self._enters(item, call, receiver) for item in node.items):
+                body = ast.Module(body=node.body, type_ignores=[])
+                callees = dict.fromkeys(name for n in ast.walk(body) if isinstance(n, ast.Call)
+                                        if (name := _callee(n.func)) is not None)
+                blocks.append(TapeBlock(node.body[0].lineno, node.body[-1].end_lineno or node.lineno, list(callees)))
+        return blocks
+
+    def _enters(self, item: ast.withitem, call: ast.Call, receiver: str | None) -> bool:
+        """`with <call>`, `with tape:` or `with wp.Tape() as tape:` for the tape named `receiver`."""
+        if item.context_expr is call:
+            return True
+        names = [item.context_expr] if item.optional_vars is None else [item.context_expr, item.optional_vars]
+        return receiver is not None and any(self.parsed.source(name) == receiver for name in names)
 
     def _bound_name(self, call: ast.Call) -> str | None:
         """`tape` in `tape = wp.Tape()` or `with wp.Tape() as tape:`."""
@@ -84,7 +109,7 @@ class CallCollector(Collector):
         if not self.parsed.info.in_repo:
             return
         func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        name = _callee(func)
         function = self.parsed.innermost_function(node)
         located = self.parsed.located(node, function.lineno if function is not None else None)
         calls = self._calls.setdefault(located["function"], FunctionCalls(**located))
@@ -107,3 +132,8 @@ def _parameters(function: ast.AST | None) -> set[str]:
     names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
     return set(names)
+
+
+def _callee(func: ast.expr) -> str | None:
+    """The name a call is followed by: `step` for `sim.step(...)` and `step(...)`."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
