@@ -13,7 +13,7 @@ from tests.apply.conftest import PYTHON, git, init_repo
 from tests.conftest import FIXTURES
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import KEPT
-from warp_fix.model import SAFE
+from warp_fix.model import CONSENT, SAFE
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
 
@@ -68,3 +68,67 @@ def test_apply_turns_backward_off_in_the_optimizer_only(walker, monkeypatch):
     assert entry.outcome == KEPT, entry.reason
     assert entry.numbers.structure["adjoint_kernels"] == (4, 3)
     assert git(repo, "diff", "--name-only", "main..wf/walker") == "walker/optim.py"
+
+
+@pytest.fixture(scope="module")
+def denoise(tmp_path_factory):
+    repo, site = installed("installed_kernels", tmp_path_factory.mktemp("denoise"))
+    return repo, site, measure([PYTHON, "-m", "denoise"], repo, samples=1, env={"PYTHONPATH": str(site)})
+
+
+def test_an_installed_packages_backward_is_turned_off_at_the_entry_above_its_import(denoise):
+    repo, _, report = denoise
+    found, (fix,) = unused_backward(make_plan(report, repo))
+    assert found.status == "fired" and found.facts.modules == ["imgkit.filters"]
+    assert found.facts.off_per_kernel == ["denoise.mask"]
+    assert (fix.codemod, fix.safety) == ("config_at_entry", CONSENT)
+    assert fix.args_json() == {
+        "file": "denoise/__main__.py", "name": "enable_backward", "value": False, "before_import": "imgkit",
+    }
+
+
+@pytest.mark.slow
+def test_apply_proves_the_entry_setting_reached_the_packages_module(denoise, monkeypatch):
+    repo, site, _ = denoise
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    request = build_request(
+        command=[PYTHON, "-m", "denoise"], cwd=repo, branch="wf/denoise", samples=1, only=["unused-backward"],
+        allow=["unused-backward"], test=f"{PYTHON} -m pytest -q -p no:cacheprovider tests",
+    )
+    (entry,) = run_apply(request).ledger.entries
+    assert entry.outcome == KEPT, entry.reason
+    assert entry.numbers.structure["adjoint_kernels"] == (3, 0)
+    assert git(repo, "diff", "--name-only", "main..wf/denoise") == "denoise/__main__.py"
+    main = git(repo, "show", "wf/denoise:denoise/__main__.py")
+    assert main.index("wp.config.enable_backward = False") < main.index("import imgkit")
+    assert main.index("import warp as wp") < main.index("wp.config.enable_backward = False")
+
+
+@pytest.fixture(scope="module")
+def survey(tmp_path_factory):
+    repo, site = installed("small_project_module", tmp_path_factory.mktemp("survey"))
+    return repo, site, measure([PYTHON, "-m", "survey"], repo, samples=1, env={"PYTHONPATH": str(site)})
+
+
+def test_a_small_project_module_beside_a_large_library_gets_its_own_fix(survey):
+    repo, _, report = survey
+    assert report.summary.generated_source_bytes > 300_000  # spectra's unrolled DFT, beside ~10 KB of survey's
+    found, (fix,) = unused_backward(make_plan(report, repo))
+    assert found.status == "fired" and found.facts.modules == ["survey.bands"]
+    assert (fix.codemod, fix.safety, fix.files) == ("module_options", SAFE, ["survey/bands.py"])
+
+
+@pytest.mark.slow
+def test_apply_judges_the_fix_on_its_own_module_not_the_librarys_bulk(survey, monkeypatch):
+    repo, site, _ = survey
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    request = build_request(
+        command=[PYTHON, "-m", "survey"], cwd=repo, branch="wf/survey", samples=1, only=["unused-backward"],
+        test=f"{PYTHON} -m pytest -q -p no:cacheprovider tests",
+    )
+    (entry,) = run_apply(request).ledger.entries
+    assert entry.outcome == KEPT, entry.reason
+    assert entry.numbers.structure["adjoint_kernels"] == (1, 0)
+    before, after = entry.numbers.structure["generated_source_bytes"]
+    assert 0 < before - after < 0.02 * before
+    assert git(repo, "diff", "--name-only", "main..wf/survey") == "survey/bands.py"
