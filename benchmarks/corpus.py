@@ -225,12 +225,14 @@ def installed_warp_version() -> str:
 def stage(scenario: Scenario, into: Path, wheels: Wheels) -> Path:
     """Create the checkout: the project's own files, committed in a fresh git repository. Returns its root."""
     recipe = scenario.staging
+    kind = recipe["kind"]
+    # Fetched first: a scenario may list its own project in `requires`, to use it as an installed library.
+    project_wheel = wheels.project_wheel(scenario.package, scenario.version) if kind == "wheel" else None
     wheels.make_importable(recipe.get("requires", []))
     repo = into / scenario.name
     repo.mkdir(parents=True)
-    kind = recipe["kind"]
-    if kind == "wheel":
-        with zipfile.ZipFile(wheels.project_wheel(scenario.package, scenario.version)) as wheel:
+    if project_wheel is not None:
+        with zipfile.ZipFile(project_wheel) as wheel:
             members = [m for m in wheel.namelist() if m.split("/", 1)[0] in recipe["packages"]]
             wheel.extractall(repo, members)
     elif kind == "warp-examples":

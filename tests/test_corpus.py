@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
 
@@ -151,3 +152,38 @@ def test_offline_a_project_wheel_missing_from_the_wheels_dir_is_a_one_line_error
     wheels = corpus.Wheels.from_environment(str(tmp_path), tmp_path / "site")
     with pytest.raises(corpus.CorpusError, match=r"no wheel of warp-nn==0\.4\.1"):
         wheels.project_wheel("warp-nn", "0.4.1")
+
+
+def test_a_scenario_can_require_its_own_project_as_an_installed_library(tmp_path, monkeypatch):
+    """`requires` naming the project itself, with `packages = []`: the wheel is fetched before the requires are
+    unpacked, so a first run (nothing in the cache yet) stages a checkout of the user's scripts alone."""
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(corpus, "WHEEL_CACHE", cache)
+    monkeypatch.delenv("PIP_NO_INDEX", raising=False)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("PYTHONPATH", "")
+    run = corpus._run
+
+    def pip_download_or_run(argv, cwd, timeout=None):  # pip's download, without a package index
+        if argv[1:4] == ["-m", "pip", "download"]:
+            _wheel_file(cache, "corpus_probe_lib", "corpus_probe_lib")
+            return CompletedProcess(argv, 0, "", "")
+        return run(argv, cwd, timeout)
+
+    monkeypatch.setattr(corpus, "_run", pip_download_or_run)
+    scenario = corpus.Scenario(
+        name="probe",
+        project="probe",
+        package="corpus_probe_lib",
+        version="1.0",
+        device="cpu",
+        timeout=60,
+        command=["python", "-c", "pass"],
+        test="",
+        staging={"kind": "wheel", "requires": ["corpus_probe_lib"], "packages": [], "scripts": ["diffsim_ball.py"]},
+        expect=corpus.Expectation(fires={}, must_not_fire={}, fixes=[], verdict="-"),
+        path=tmp_path / "probe.toml",
+    )
+    repo = corpus.stage(scenario, tmp_path / "work", corpus.Wheels.from_environment(None, tmp_path / "site"))
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "diffsim_ball.py"]
+    assert importlib.util.find_spec("corpus_probe_lib").origin.startswith(str(tmp_path / "site"))
