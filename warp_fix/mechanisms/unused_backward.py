@@ -20,7 +20,6 @@ from warp_fix.mechanisms._attribution import (
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
     entry_file,
-    expected_effect,
     fired,
     first_project_import,
     in_repo,
@@ -190,10 +189,10 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 yield NotProposed(finding.slug, f"{why}, and the measured command differentiates other modules "
                                   "itself: backward cannot be turned off process-wide, nor per module")
             if library:
-                yield _library_advice(finding, library)
+                yield _library_advice(finding, library, inputs)
             return
         if library and not repo_modules and facts.repo_uses_tape:
-            yield _library_advice(finding, library)
+            yield _library_advice(finding, library, inputs)
             return
         entry = entry_file(report, index)
         if entry is None:
@@ -569,13 +568,18 @@ def _per_module_fix(
     )
 
 
-def _library_advice(finding: Finding[UnusedAdjoints], library: list[str]) -> Fix:
+def _library_advice(finding: Finding[UnusedAdjoints], library: list[str], inputs: Inputs) -> Fix:
+    """Backward off is a part of a module's build, not all of it: the estimate says so (newton's geometry kernels,
+    21.7 s to build, took 13.0 s without it)."""
+    built_ms = sum(inputs.final_builds[m].module_ms for m in library)
     return Fix(
         id="", slug=finding.slug, title="Turn off backward code in library modules no tape differentiates",
         description=f"A tape is in use, so backward cannot be turned off process-wide; {', '.join(library)} "
         "belong to a library: set their enable_backward option from your code if they are never differentiated "
         "(advisory).",
-        safety=ADVISORY, codemod=None, expected=expected_effect(finding, 0),
+        safety=ADVISORY, codemod=None,
+        expected=f"less generated source and native compile time in {len(library)} module(s): a part of their "
+        f"{built_ms:,.0f} ms measured build (untested estimate)",
     )
 
 
