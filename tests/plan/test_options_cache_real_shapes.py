@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from codemods import run_codemod
-from tests.apply.conftest import PYTHON, git, init_repo
+from tests.apply.conftest import PYTHON, fixture_repo, git, init_repo
 from tests.conftest import FIXTURES
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import KEPT
@@ -134,3 +134,30 @@ def test_precompiled_headers_off_names_the_line_that_set_it(plan_of):
     assert found.status == "fired"
     assert found.reason.endswith("(set by wp.config at wavefield/__main__.py:5)")
     assert [(e.file, e.line) for e in found.evidence] == [("wavefield/__main__.py", 5)]
+
+
+def test_a_runtime_helper_that_ran_loses_its_cache_discarding_lines_and_the_rebuild_command_keeps_its_own(plan_of):
+    plan = plan_of("runtime_helper_cache")
+    found = finding(plan, "cache-discarded")
+    assert found.status == "fired" and "per-run" in found.reason
+    (fix,) = fixes(plan, "cache-discarded")
+    assert fix.args_json() == {
+        "file": "tidepool/runtime.py", "lines": [11, 12], "protected_functions": ["rebuild_kernels"],
+    }
+
+
+@pytest.mark.slow
+def test_apply_keeps_the_cache_and_leaves_the_rebuild_command(tmp_path):
+    repo = fixture_repo(tmp_path, "runtime_helper_cache")
+    request = build_request(
+        command=[PYTHON, "-m", "tidepool"], cwd=repo, branch="wf/tidepool", samples=1, only=["cache-discarded"],
+        test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests",
+    )
+    result = run_apply(request)
+    (entry,) = [e for e in result.ledger.entries if e.slug == "cache-discarded"]
+    assert entry.outcome == KEPT, entry.reason
+    assert entry.numbers.structure["warm_builds"] == (1, 0)
+    assert git(repo, "diff", "--name-only", "main..wf/tidepool") == "tidepool/runtime.py", result.ledger.entries
+    runtime = git(repo, "show", "wf/tidepool:tidepool/runtime.py")
+    assert "CUDA_CACHE_DISABLE" not in runtime and "mkdtemp" not in runtime
+    assert "wp.config.quiet = not verbose" in runtime and "wp.clear_kernel_cache()" in runtime
