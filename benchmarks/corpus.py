@@ -50,7 +50,15 @@ GIT_IDENTITY = ["-c", "user.name=corpus", "-c", "user.email=corpus@localhost", "
 APPLY_BRANCH = "wf/corpus"
 WARP_FIX_NEEDS = ["warp", "numpy", "libcst", "yaml", "git", "gitdb", "smmap"]  # checked before any scenario runs
 # Import names whose distribution (and so wheel) is named otherwise.
-DISTRIBUTION_OF = {"warp": "warp-lang", "yaml": "pyyaml", "git": "gitpython", "PIL": "pillow"}
+DISTRIBUTION_OF = {
+    "warp": "warp-lang",
+    "yaml": "pyyaml",
+    "git": "gitpython",
+    "PIL": "pillow",
+    "nvalchemiops": "nvalchemi-toolkit-ops",
+    "plum": "plum-dispatch",
+    "physicsnemo": "nvidia-physicsnemo",
+}
 
 
 class CorpusError(Exception):
