@@ -176,3 +176,51 @@ def test_a_function_passed_in_and_called_under_a_tape_cannot_be_followed(scan):
     assert call.dynamic == ["5: function(...)"] and "function" not in call.callees
     found = differentiated_kernels(index)
     assert found.unresolved == ["beams/autograd.py:5"]
+
+
+def test_a_context_manager_that_yields_inside_its_tape_records_its_callers_block(scan):
+    """nvalchemiops' shape: `with WarpAutogradContextManager(flag) as tape: wp.launch(...)`, the tape made and
+    entered inside the `@contextmanager`."""
+    index = scan(
+        {
+            "ops/autograd.py": """
+                from contextlib import contextmanager
+
+                import warp as wp
+
+                @contextmanager
+                def recording(enable):
+                    if enable:
+                        tape = wp.Tape()
+                        with tape:
+                            yield tape
+                    else:
+                        yield None
+            """,
+            "ops/energy.py": """
+                import warp as wp
+                from ops.autograd import recording
+
+                @wp.kernel
+                def pair_energy(x: wp.array(dtype=float), e: wp.array(dtype=float)):
+                    wp.atomic_add(e, 0, x[wp.tid()] * x[wp.tid()])
+
+                @wp.kernel
+                def clear(e: wp.array(dtype=float)):
+                    e[0] = 0.0
+
+                def energy(x, e, grad):
+                    with recording(grad) as tape:
+                        wp.launch(pair_energy, dim=x.shape[0], inputs=[x, e])
+                    return tape
+
+                def reset(e):
+                    wp.launch(clear, dim=1, inputs=[e])
+            """,
+        }
+    )
+    (tape,) = [t for t in index.tapes if t.kind == "tape"]
+    assert [b.yields for b in tape.blocks] == [True]
+    found = differentiated_kernels(index)
+    assert found.kernels == {"pair_energy": "ops/autograd.py:8"}
+    assert found.reaches("ops/energy.py")

@@ -3,7 +3,8 @@
 A measured batch command may never record a tape, while a calibration script next to it differentiates the
 same kernels: turning their backward code off per module would break that script. The walk starts at every
 `wp.Tape()`, `.backward(...)` on a tape, or `wp.launch(..., adjoint=True)`: from a tape, at what its `with`
-blocks launch and call (the whole function when it is recorded otherwise: a tape handed to a helper), follows
+blocks launch and call (the whole function when it is recorded otherwise: a tape handed to a helper; the callers
+of a `@contextmanager` whose `with tape:` block yields), follows
 the repository's calls by name (conservatively: `sim.step()` reaches every function named `step`), and
 collects the kernels launched on the way. A launch whose kernel it cannot name, or a call it cannot follow by
 name (a function passed in as a parameter, one picked from a container), is kept as unresolved: the caller
@@ -43,6 +44,10 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
             for name in _names_of(calls.function):
                 by_name.setdefault(name, []).append((calls.file, calls.function))
     callees = {(c.file, c.function): c.callees for c in index.calls}
+    callers: dict[str, list[Scope]] = {}
+    for calls in index.calls:
+        for callee in calls.callees:
+            callers.setdefault(callee, []).append((calls.file, calls.function))
     dynamic = {(c.file, c.function): c.dynamic for c in index.calls}
     launches: dict[Scope, list[LaunchSite]] = {}
     for launch in index.launches:
@@ -56,6 +61,9 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
         pending = [(file, function)]
         if blocks:  # only what its `with` blocks launch and call is recorded
             pending = [scope for block in blocks for callee in block.callees for scope in by_name.get(callee, [])]
+            if function is not None and any(block.yields for block in blocks):
+                # a context manager recording while its caller's `with` block runs: the callers count whole
+                pending += callers.get(function.split(".")[-1], [])
             for launch in launches.get((file, function), []):
                 if any(block.holds(launch.line) for block in blocks):
                     _reach(launch, known, origin, found)

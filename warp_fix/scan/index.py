@@ -215,11 +215,13 @@ class OverloadCall(Located):
 
 @dataclass
 class TapeBlock:
-    """The body of one `with tape:` (lines `first` to `last`) and the names it calls: what the tape records."""
+    """The body of one `with tape:` (lines `first` to `last`) and the names it calls: what the tape records.
+    `yields`: the body yields (a `@contextmanager` recording its caller's `with` block)."""
 
     first: int
     last: int
     callees: list[str] = field(default_factory=list)
+    yields: bool = False
 
     def holds(self, line: int) -> bool:
         return self.first <= line <= self.last

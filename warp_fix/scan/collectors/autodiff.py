@@ -70,7 +70,9 @@ class TapeCollector(Collector):
                 body = ast.Module(body=node.body, type_ignores=[])
                 callees = dict.fromkeys(name for n in ast.walk(body) if isinstance(n, ast.Call)
                                         if (name := _callee(n.func)) is not None)
-                blocks.append(TapeBlock(node.body[0].lineno, node.body[-1].end_lineno or node.lineno, list(callees)))
+                yields = any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(body))
+                last = node.body[-1].end_lineno or node.lineno
+                blocks.append(TapeBlock(node.body[0].lineno, last, list(callees), yields))
         return blocks
 
     def _enters(self, item: ast.withitem, call: ast.Call, receiver: str | None) -> bool:
