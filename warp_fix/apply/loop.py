@@ -435,7 +435,7 @@ class ApplySession:
         if len(self.kept) == 1:
             self.ledger.total = self.kept[0][1].numbers
             self.ledger.total_note = (
-                "measured: the one kept fix's own interleaved comparison, whose accepted arm was the base "
+                "measured: the one kept fix against the code it was tried on, the runs interleaved "
                 "(warp-fix log shows these figures)"
             )
             return
