@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from warp_fix.mechanisms import _situation as case
+from warp_fix.model import OptionClaim
 from warp_fix.option_effect import no_effect_reason, option_effects
+
+BACKWARD = OptionClaim(("enable_backward",))
 
 
 def backward(build, on: bool, hash_: str):
@@ -22,14 +25,14 @@ LATE_CONFIG = case.option_change(
 def test_a_module_built_with_the_new_value_and_another_hash_is_the_proof():
     before = case.run(builds=[backward(SIM, True, "aaaa")]).report
     after = case.run(builds=[backward(SIM, False, "bbbb")]).report
-    (effect,) = option_effects(before, after, ["enable_backward"])
+    (effect,) = option_effects(before, after, BACKWARD)
     assert effect.took_effect and effect.moved == ("sim on cpu",)
 
 
 def test_a_config_set_after_the_module_was_created_moves_nothing_and_says_where():
     before = case.run(builds=[backward(SIM, True, "aaaa")]).report
     after = case.run(builds=[backward(SIM, True, "aaaa")], option_changes=[LATE_CONFIG]).report
-    (effect,) = option_effects(before, after, ["enable_backward"])
+    (effect,) = option_effects(before, after, BACKWARD)
     assert not effect.took_effect
     assert no_effect_reason(effect, after) == (
         "no effect: wp.config.enable_backward was set at app.py:4, after module(s) sim were created "
@@ -41,7 +44,20 @@ def test_a_module_option_set_after_the_first_load_says_so():
     late = case.option_change("sim", {"enable_backward": False}, loaded=True, site=case.site("sim.py", 30))
     before = case.run(builds=[SIM]).report
     after = case.run(builds=[SIM], option_changes=[late]).report
-    (effect,) = option_effects(before, after, ["enable_backward"])
+    (effect,) = option_effects(before, after, BACKWARD)
     assert no_effect_reason(effect, after).startswith(
         "no effect: enable_backward was set on sim at sim.py:30, after the module's first load"
     )
+
+
+def test_every_target_module_must_move_not_just_some_module():
+    """The fix meant `sim` and `render`: `sim` moved, `render` (created before the setting ran) did not."""
+    render = case.build("render")
+    before = case.run(builds=[backward(SIM, True, "aaaa"), backward(render, True, "cccc")]).report
+    after = case.run(builds=[backward(SIM, False, "bbbb"), backward(render, True, "cccc")]).report
+    (some,) = option_effects(before, after, BACKWARD)
+    assert some.took_effect
+    (both,) = option_effects(before, after, OptionClaim(("enable_backward",), ("sim", "render")))
+    assert not both.took_effect and both.missed == ("render on cpu",)
+    reason = "no effect: module(s) render on cpu built with the same enable_backward and hash"
+    assert no_effect_reason(both, after) == reason

@@ -25,6 +25,7 @@ from warp_fix.metrics import (
     Metric,
     fmt_ms,
 )
+from warp_fix.model import OptionClaim
 from warp_fix.option_effect import no_effect_reason, option_effects
 from warp_fix.output_model import OutputModel, OutputVerdict, check, learn
 from warp_fix.probe.stats import estimate_band
@@ -275,12 +276,13 @@ def recorded(metric: Metric, *reports: Report) -> bool:
     return all(getattr(report.summary, metric.field) is not None for report in reports)
 
 
-def require_option_effect(c: Comparison, before: Report, after: Report, options: Sequence[str]) -> Comparison:
-    """An edit meant to set `options` is proven only by a module that compiled with the new value and another
-    hash; otherwise the verdict is NO_EFFECT, whatever the timing says, with where the setting ran."""
-    if c.verdict == INVALID or not options:
+def require_option_effect(c: Comparison, before: Report, after: Report, claim: OptionClaim) -> Comparison:
+    """An edit meant to set options is proven only by modules that compiled with the new value and another
+    hash, each of the claim's targets among them; otherwise the verdict is NO_EFFECT, whatever the timing says,
+    with where the setting ran."""
+    if c.verdict == INVALID or not claim.options:
         return c
-    unproven = [effect for effect in option_effects(before, after, list(options)) if not effect.took_effect]
+    unproven = [effect for effect in option_effects(before, after, claim) if not effect.took_effect]
     if unproven:
         c.verdict = NO_EFFECT
         c.reasons = [no_effect_reason(effect, after) for effect in unproven]

@@ -55,6 +55,18 @@ CONSENT = "consent"
 ADVISORY = "advisory"
 
 
+@dataclass(frozen=True)
+class OptionClaim:
+    """What an options fix says its edit does: sets `options`, in the builds of `targets` (its own modules; empty:
+    some module of the run)."""
+
+    options: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+
+
+NO_OPTIONS = OptionClaim()  # an edit that sets no option: proven by structure or timing
+
+
 @dataclass
 class Fix:
     id: str  # "F1", "F2", ... in plan order
@@ -71,6 +83,8 @@ class Fix:
     expected_builds_removed: int = 0
     expected_ms: float = 0.0
     allow_options: list[str] = field(default_factory=list)  # options it may change by design
+    # modules an options fix means to change: each must build with the new value and another hash
+    targets: list[str] = field(default_factory=list)
     # Trades build time for kernel time: apply measures steady-state kernel time on both arms and, without
     # consent, offers the fix with both numbers instead of declining it unmeasured.
     measure_kernels: bool = False
@@ -81,9 +95,11 @@ class Fix:
             raise ValueError(f"{self.id or self.slug}: places of {wrong} in a fix by {self.codemod}")
 
     @property
-    def options_set(self) -> list[str]:
-        """The options whose effective value the fix's edit sets: apply requires a build to show each."""
-        return sorted({option for place in self.places for option in place.options_set})
+    def option_claim(self) -> OptionClaim:
+        """The options whose effective value the fix's edit sets, in its target modules: apply requires their
+        builds to show each."""
+        options = sorted({option for place in self.places for option in place.options_set})
+        return OptionClaim(tuple(options), tuple(self.targets))
 
     def args_json(self) -> dict[str, Any]:
         """The places as plan --json shows them: one place's arguments, or `{"each": [...]}`."""

@@ -7,7 +7,8 @@ module the run built compiled with the new value and its hash moved. When none d
 with where the setting ran relative to the modules it should have reached.
 
 Example: `wp.config.enable_backward = False` inserted below `import sim` (which creates module `sim`) leaves
-`sim` at enable_backward=True with the same hash: `option_effects(before, after, ["enable_backward"])` gives one
+`sim` at enable_backward=True with the same hash: `option_effects(before, after, OptionClaim(("enable_backward",)))`
+gives one
 `OptionEffect` whose `moved` is empty, and `no_effect_reason` says "wp.config.enable_backward was set at
 app.py:4, after module sim was created".
 """
@@ -16,28 +17,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from warp_fix.model import OptionClaim
 from warp_fix.report import ModuleBuild, OptionChange, Report
 
 
 @dataclass(frozen=True)
 class OptionEffect:
-    """One option a fix meant to change, and the modules (built in both runs) whose build it changed."""
+    """One option a fix meant to change, and the modules (built in both runs) whose build it changed.
+    `missed`: target modules of the fix, built in both runs, whose build it did not change."""
 
     option: str
     moved: tuple[str, ...]  # modules that compiled with another value of the option, and another hash
     unchanged: tuple[str, ...]  # modules built in both runs with the same value
+    missed: tuple[str, ...] = ()
 
     @property
     def took_effect(self) -> bool:
-        return bool(self.moved)
+        return bool(self.moved) and not self.missed
 
 
-def option_effects(before: Report, after: Report, options: list[str]) -> list[OptionEffect]:
-    """Per option: which modules' final builds changed its value (and their hash) between the two runs."""
+def option_effects(before: Report, after: Report, claim: OptionClaim) -> list[OptionEffect]:
+    """Per option of the claim: which modules' final builds changed its value (and their hash) between the two
+    runs; every one of its targets that both runs built must be among them."""
     first, second = _final_builds(before), _final_builds(after)
     both = sorted(set(first) & set(second))
     effects = []
-    for option in options:
+    for option in claim.options:
         moved = tuple(
             f"{name} on {device}"
             for name, device in both
@@ -49,21 +54,23 @@ def option_effects(before: Report, after: Report, options: list[str]) -> list[Op
             for name, device in both
             if _value(first[name, device], option) == _value(second[name, device], option)
         )
-        effects.append(OptionEffect(option, moved, unchanged))
+        missed = tuple(u for u in unchanged if u.split(" on ")[0] in claim.targets)
+        effects.append(OptionEffect(option, moved, unchanged, missed))
     return effects
 
 
 def no_effect_reason(effect: OptionEffect, after: Report) -> str:
     """One sentence: which option moved no module, and where the candidate set it relative to the modules."""
     setting = _last_setting(after, effect.option)
-    more = f" (+{len(effect.unchanged) - 3} more)" if len(effect.unchanged) > 3 else ""
-    modules = ", ".join(effect.unchanged[:3]) + more
+    named = effect.missed or effect.unchanged  # the fix's own modules first: others may stay as they were
+    more = f" (+{len(named) - 3} more)" if len(named) > 3 else ""
+    modules = ", ".join(named[:3]) + more
     built = f"module(s) {modules} built with the same {effect.option} and hash" if modules else "no module changed"
     if setting is None:
         return f"no effect: {built}"
     where = f" at {setting.site.file}:{setting.site.line}" if setting.site else ""
     if setting.kind == "config":
-        late = [m for m in setting.modules_existing if any(m == u.split(" on ")[0] for u in effect.unchanged)]
+        late = [m for m in setting.modules_existing if any(m == u.split(" on ")[0] for u in named)]
         timing = f"after module(s) {', '.join(late[:3])} were created" if late else "after the modules it reaches"
         return f"no effect: wp.config.{effect.option} was set{where}, {timing} (Warp copies it at creation): {built}"
     timing = "after the module's first load" if setting.target_loaded else "where the module did not read it"

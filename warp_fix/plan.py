@@ -135,4 +135,5 @@ def _only_place(fix: Fix) -> CodemodArgs | None:
 def _absorb(first: Fix, fix: Fix) -> None:
     first.files = sorted({*first.files, *fix.files})
     first.lines += [line for line in fix.lines if line not in first.lines]
+    first.targets += [module for module in fix.targets if module not in first.targets]
     first.description = f"{first.description} {fix.description}"

@@ -6,7 +6,7 @@ import itertools
 import os
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,7 +39,7 @@ from warp_fix.apply.worktree import UserRepo, Workspace
 from warp_fix.bake import cold_work_removed
 from warp_fix.compare import IMPROVED, Comparison, compare, require_option_effect
 from warp_fix.metrics import COLD_MODULE, KERNEL
-from warp_fix.model import Fix, Plan
+from warp_fix.model import NO_OPTIONS, Fix, OptionClaim, Plan
 from warp_fix.output_model import OutputModel, OutputModelError, learn
 from warp_fix.probe import ProbeError
 from warp_fix.report import Report
@@ -116,19 +116,19 @@ def judge(
     allow_options: set[str],
     output_model: OutputModel | None,
     accepted_history: list[Report] | None = None,
-    options_set: Sequence[str] = (),
+    claim: OptionClaim = NO_OPTIONS,
 ) -> Comparison:
     """compare() with the output held to the baseline's model (None: --allow-nondeterministic-output).
 
     Every candidate answers to the original baseline's output, not to the last kept fix's, so tolerances
     cannot drift from fix to fix. `accepted_history`: every measurement of the accepted state so far, for
-    the noise band. `options_set`: the options the fix's edit sets, which must reach a module's build.
+    the noise band. `claim`: the options the fix's edit sets, which must reach its target modules' builds.
     """
     history = [r for r in accepted_history or [] if r is not before]
     comparison = compare(
         before, after, allow_options, history, output_model=output_model, skip_output=output_model is None
     )
-    return require_option_effect(comparison, before, after, options_set)
+    return require_option_effect(comparison, before, after, claim)
 
 
 class ApplySession:
@@ -326,7 +326,7 @@ class ApplySession:
                 set(fix.allow_options),
                 self.accepted_report,
                 fix.measure_kernels,
-                fix.options_set,
+                fix.option_claim,
                 fix.expected_ms,
             )
         except ProbeError as exc:
@@ -352,7 +352,7 @@ class ApplySession:
         allow_options: set[str],
         reuse: Report | None,
         kernel_timing: bool = False,
-        options_set: Sequence[str] = (),
+        claim: OptionClaim = NO_OPTIONS,
         expected_ms: float = 0.0,
     ) -> ArmsResult:
         if kernel_timing and reuse is not None and reuse.summary and reuse.summary.kernel_ms is None:
@@ -361,7 +361,7 @@ class ApplySession:
             self.command,
             accepted_cwd,
             self.candidate_cwd,
-            lambda b, a: judge(b, a, allow_options, self.output_model, self.accepted_runs, options_set),
+            lambda b, a: judge(b, a, allow_options, self.output_model, self.accepted_runs, claim),
             self.request.samples,
             self.clock,
             self.request.timeout,

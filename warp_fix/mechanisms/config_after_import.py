@@ -119,6 +119,7 @@ class ConfigAfterImport(Mechanism[LateConfig]):
                 expected="makes the setting effective (compile-time effect "
                 "depends on the option: untested estimate)",
                 allow_options=[item.key],
+                targets=list(item.modules),
             )
 
     EXAMPLES = (

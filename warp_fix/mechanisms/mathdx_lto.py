@@ -126,7 +126,7 @@ class MathdxLto(Mechanism[LtoModules]):
                 files=[file],
                 expected=f"{outside:.0f} ms of the module's {item.module_ms:.0f} ms build is outside the native "
                 "compiler (mostly LTO); kernel time cost: measured by apply",
-                expected_ms=outside, allow_options=list(options), measure_kernels=True,
+                expected_ms=outside, allow_options=list(options), measure_kernels=True, targets=[module],
             )
 
     EXAMPLES = (

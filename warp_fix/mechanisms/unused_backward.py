@@ -217,7 +217,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             "creates them, stops generating and compiling their adjoint code. Process-wide, hence consent.",
             safety=CONSENT, codemod="config_at_entry", places=(args,), files=[entry],
             expected=f"less generated source and native compile time in {len(modules)} module(s) (untested estimate)",
-            allow_options=["enable_backward"],
+            allow_options=["enable_backward"], targets=list(modules),
         )
 
     EXAMPLES = (
@@ -564,7 +564,7 @@ def _per_module_fix(
         description=f"{why}; {where} in {args.file} stops generating and compiling its adjoint code"
         + (" (the per-kernel flag would still link its adjoint GEMMs)." if links_mathdx else "."),
         safety=SAFE, codemod="module_options", places=(args,), files=[args.file], expected=expected,
-        allow_options=["enable_backward"],
+        allow_options=["enable_backward"], targets=[module],
     )
 
 
