@@ -5,7 +5,8 @@ the CPU. For each one this runs its ``[tool.warp-fix] command`` twice (the outpu
 minus Warp's own log lines, must be identical) and its ``[tool.warp-fix] test``
 command once. All runs share one session-scoped Warp kernel cache so a module is
 compiled once per session; fixtures that clear the kernel cache themselves get a
-private cache so they never wipe the shared one. The jobs run concurrently (one
+private cache so they never wipe the shared one. A fixture's ``vendor/`` holds packages it uses as
+installed ones: they are on ``PYTHONPATH``. The jobs run concurrently (one
 worker per CPU, at most 4); expect about two minutes on two idle cores.
 """
 
@@ -78,6 +79,8 @@ def _run(app: str, argv: list[str], cache: Path) -> Run:
     env["WARP_CACHE_PATH"] = str(cache)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PYTHONPATH", None)
+    if (FIXTURES / app / "vendor").is_dir():  # the packages the app has installed beside it
+        env["PYTHONPATH"] = str(FIXTURES / app / "vendor")
     start = time.perf_counter()
     try:
         p = subprocess.run(argv, cwd=FIXTURES / app, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
