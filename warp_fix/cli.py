@@ -73,6 +73,24 @@ def _sample_bar(console: Console, samples: int):
     return bar, advance
 
 
+def _apply_bar(console: Console):
+    """A rich progress bar under apply's lines: the fixes tried of those planned, the probe runs taken out of the
+    per-arm budget, and the time spent."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from warp_fix.apply.steps import ApplyStep
+
+    bar = Progress(TextColumn("applying"), BarColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                   console=console, transient=True)
+    task = bar.add_task("baseline", total=None)
+
+    def step(event: ApplyStep) -> None:
+        bar.update(task, description=event.position(), completed=event.fixes_done,
+                   total=event.fixes_planned or None)
+
+    return bar, step
+
+
 def cmd_measure(args: argparse.Namespace, console: Console) -> int:
     from warp_fix.probe import measure
     from warp_fix.render.terminal import print_report
@@ -164,7 +182,9 @@ def cmd_apply(args: argparse.Namespace, console: Console) -> int:
         )
         said: list[str] = []  # what progress showed, so that the summary does not repeat its warnings
         show = _progress(console)
-        result = run_apply(request, progress=lambda text: (said.append(text), show(text)))
+        bar, step = _apply_bar(console)
+        with bar:
+            result = run_apply(request, progress=lambda text: (said.append(text), show(text)), steps=step)
     except (ApplyError, GitError) as exc:
         raise UsageError(str(exc)) from None
     print_ledger(result.ledger, console, result.ledger_files, shown=said)

@@ -15,6 +15,7 @@ from codemods.specs import HoistOptionsArgs
 from tests.apply.conftest import PIPELINE, PYTHON, checkout_snapshot, git, init_repo
 from warp_fix.apply import branch_log, build_request, run_apply
 from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT
+from warp_fix.apply.steps import ApplyStep
 from warp_fix.compare import INCONCLUSIVE, INVALID, REGRESSED
 from warp_fix.metrics import COLD_MODULE, SOURCE_BYTES
 from warp_fix.model import ADVISORY, CONSENT, SAFE, Fix, Plan
@@ -78,8 +79,12 @@ def applied(tmp_path_factory):
         samples=3,  # a structural win that one timing sample contradicts gets more samples
         test=f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider --tb=native tests",  # absolute paths
     )
-    result = run_apply(request, planner=lambda report, root, command: PLAN, progress=messages.append)
-    return repo, before, result, messages
+    steps: list[ApplyStep] = []
+    result = run_apply(request, planner=lambda report, root, command: PLAN, progress=messages.append,
+                       steps=steps.append)
+    # the progress bar follows every line printed from the baseline on (the warnings come before it)
+    assert [step.text for step in steps] == [m for m in messages if not m.startswith("warning: ")]
+    return repo, before, result, messages, steps
 
 
 def entry(result, fix_id):
@@ -87,13 +92,13 @@ def entry(result, fix_id):
 
 
 def test_users_checkout_is_byte_identical_and_worktrees_are_gone(applied):
-    repo, before, _, _ = applied
+    repo, before, *_ = applied
     assert checkout_snapshot(repo) == before
     assert len(git(repo, "worktree", "list", "--porcelain").split("\n\n")) == 1
 
 
 def test_kept_fix_is_one_commit_with_trailers_and_fewer_source_bytes(applied):
-    repo, _, result, _ = applied
+    repo, _, result, *_ = applied
     kept = entry(result, "F1")
     assert kept.outcome == KEPT, kept.reason
     assert git(repo, "rev-list", "--count", f"main..{BRANCH}") == "1"
@@ -119,7 +124,7 @@ def test_kept_fix_is_one_commit_with_trailers_and_fewer_source_bytes(applied):
 
 
 def test_fix_breaking_the_tests_is_dropped(applied):
-    repo, _, result, _ = applied
+    repo, _, result, *_ = applied
     dropped = entry(result, "F2")
     assert dropped.outcome == DROPPED and dropped.reason.startswith("tests failed (exit 1)")
     assert dropped.numbers is None and not dropped.tests.passed
@@ -154,7 +159,7 @@ def test_consent_advisory_and_protected_are_declined_with_estimates(applied):
 
 
 def test_ledger_is_saved_under_the_git_dir_with_total(applied):
-    repo, _, result, _ = applied
+    repo, _, result, *_ = applied
     json_path, md_path = result.ledger_files
     assert json_path == repo / ".git" / "warp-fix" / "wf" / "startup.json" and md_path.exists()
     data = json.loads(json_path.read_text())
@@ -186,3 +191,15 @@ def test_rerun_with_the_same_branch_says_what_to_do(applied):
     request = build_request(command=[PYTHON, "-m", "pipeline"], cwd=repo, branch=BRANCH)
     with pytest.raises(ApplyError, match=r"branch wf/startup already exists \(with 1 commit.*git branch -D"):
         run_apply(request, planner=lambda *a: PLAN)
+
+
+def test_the_progress_bar_counts_fixes_and_probe_runs_as_apply_goes(applied):
+    """What `warp-fix apply` shows under its lines: the fix in hand of those planned, the runs taken so far."""
+    _, _, result, _, steps = applied
+    assert steps[0].text.startswith("baseline:") and steps[0].position() == "0 probe runs · at most 3 per arm"
+    runs = [step.runs for step in steps]
+    assert runs == sorted(runs) and runs[-1] == result.ledger.probe_calls
+    tried = [step for step in steps if step.fixes_planned]
+    assert [step.fixes_done for step in tried] == sorted(step.fixes_done for step in tried)
+    assert all(step.fixes_done <= step.fixes_planned for step in tried)
+    assert tried[-1].fixes_planned == len(result.ledger.entries)  # declined fixes are counted, said or not

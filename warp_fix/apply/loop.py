@@ -34,6 +34,7 @@ from warp_fix.apply.ledger import (
 from warp_fix.apply.request import ApplyRequest
 from warp_fix.apply.search import Search, changed_modules, search_order
 from warp_fix.apply.signals import termination_interrupts
+from warp_fix.apply.steps import ApplyStep, StepSink
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
 from warp_fix.bake import cold_work_removed
@@ -69,8 +70,12 @@ def default_planner(report: Report, root: Path, command: list[str]) -> Plan:
     return make_plan(report, root, command)
 
 
-def run_apply(request: ApplyRequest, planner: Planner | None = None, progress: Progress | None = None) -> ApplyResult:
-    """Run apply (or its dry run) for `request`; raises ApplyError / ProbeError / BaselineFailed."""
+def run_apply(
+    request: ApplyRequest, planner: Planner | None = None, progress: Progress | None = None,
+    steps: StepSink | None = None,
+) -> ApplyResult:
+    """Run apply (or its dry run) for `request`; raises ApplyError / ProbeError / BaselineFailed. `progress` gets
+    each line as it is said; `steps` the same line with where apply stands (for a progress bar)."""
     planner = planner or default_planner
     say = progress or (lambda _text: None)
     if request.dry_run:
@@ -87,7 +92,7 @@ def run_apply(request: ApplyRequest, planner: Planner | None = None, progress: P
     for warning in warnings:
         say(f"warning: {warning}")
     with termination_interrupts(), Workspace(repo, branch) as workspace:
-        session = ApplySession(request, repo, workspace, relative, planner, say, warnings)
+        session = ApplySession(request, repo, workspace, relative, planner, say, warnings, steps)
         try:
             return session.run()
         except KeyboardInterrupt as exc:
@@ -143,6 +148,7 @@ class ApplySession:
         planner: Planner,
         say: Progress,
         warnings: list[str],
+        steps: StepSink | None = None,
     ):
         self.request = request
         self.repo = repo
@@ -150,7 +156,9 @@ class ApplySession:
         self.candidate_cwd = workspace.candidate / relative
         self.accepted_cwd = workspace.accepted / relative
         self.planner = planner
-        self.say = say
+        self.print_line = say
+        self.steps = steps
+        self.pending = 0  # fixes left to try, the one in hand included
         self.clock = ProbeClock()
         self.gate = Gate(request.allow, request.only, request.protected)
         self.command = list(request.command)
@@ -168,6 +176,12 @@ class ApplySession:
             sampling_rule=budget.RULE_TEXT,
             warnings=list(warnings),
         )
+
+    def say(self, text: str) -> None:
+        self.print_line(text)
+        if self.steps is not None:
+            done = len(self.ledger.entries)
+            self.steps(ApplyStep(text, done, done + self.pending, self.clock.calls, self.request.samples))
 
     def run(self) -> ApplyResult:
         start = time.perf_counter()
@@ -202,11 +216,13 @@ class ApplySession:
         """
         search = Search.of(plan.fixes)
         while (fix := search.next()) is not None:
+            self.pending = len(search.queue) + 1
             fix.id = self._entry_id(fix)
             retry_of = search.retry_of(fix)
             previous = self.accepted_report
             entry = self._consider(fix, retry_of)
             self.ledger.entries.append(entry)
+            self.pending -= 1
             search.record(fix, entry.outcome == DROPPED)
             if entry.outcome == KEPT and self.accepted_report is not None:
                 plan = self.planner(self.accepted_report, self.workspace.candidate, self.command)
