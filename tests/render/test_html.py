@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PYTHON, REPO, TWO_STAGE, write_app
+from warp_fix.apply.ledger import Numbers
 from warp_fix.apply.review import BranchLog, CommitRow
 from warp_fix.apply.trailers import Change, CommitTrailers
+from warp_fix.compare import IMPROVED, TimingDelta
 from warp_fix.metrics import COLD_MODULE, IDENTITIES
 from warp_fix.model import Finding, Fix, Plan
 from warp_fix.render.html import render_log_html, render_report_html
@@ -97,6 +99,17 @@ def make_log() -> BranchLog:
         CommitRow("b" * 40, "Unrelated <edit>", ["README.md"], None),
     ]
     return BranchLog("wf/startup", "c" * 40, "recorded by apply (main)", rows)
+
+
+def measured_log() -> BranchLog:
+    """make_log() with apply's own ledger: the total it measured (inside the noise band) and what F1 was kept for."""
+    log = make_log()
+    timing = TimingDelta(COLD_MODULE.label, Stat(830.0, 20.0, [830.0]), Stat(800.0, 20.0, [800.0]), -30.0, 120.0)
+    log.ledger_total = Numbers(IMPROVED, [], {IDENTITIES.field: (3, 2), "lto_artifacts": (0, 0)}, [timing],
+                               True, True, [], [], per_arm=1)
+    log.ledger_commits = ["a" * 40]
+    log.headlines = {"a" * 40: "module identities built 3 -> 2"}
+    return log
 
 
 # --- parsing --------------------------------------------------------------------------------------------------
@@ -230,6 +243,24 @@ def test_page_renders_in_headless_chromium(tmp_path):
     for element_id in IDS:
         assert f'id="{element_id}"' in dom
     assert dom.count('class="build ') == 3
+
+
+@needs_chromium
+def test_log_page_reads_right_in_headless_chromium(tmp_path):
+    """What a newcomer sees: labels (not trailer keys), each measured timing against its noise band, what each
+    commit was kept for, and no card for a count that was 0 before and after."""
+    page = tmp_path / "log.html"
+    page.write_text(render_log_html(measured_log()))
+    shot = tmp_path / "log.png"
+    chromium(page.as_uri(), tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,700")
+    width, height, pixels = png_pixels(shot)
+    assert (width, height) == (1280, 700) and len(set(pixels)) > 32
+    dom = chromium(page.as_uri(), tmp_path / "profile", "--dump-dom").stdout
+    assert "cold module work" in dom and "Cold-Module-Ms" not in dom
+    assert "inside the ±120 ms noise band: not significant" in dom
+    assert "kept for module identities built 3 → 2" in dom
+    assert "LTO artifacts" not in dom  # 0 → 0 says nothing
+    assert "measured by apply: branch head against its base, interleaved, n=1 per arm" in dom
 
 
 # --- the command line -----------------------------------------------------------------------------------------

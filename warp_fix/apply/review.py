@@ -9,7 +9,7 @@ from typing import Any
 
 from warp_fix.apply.errors import ApplyError
 from warp_fix.apply.git import Git
-from warp_fix.apply.ledger import KEPT, Ledger, Numbers, load_ledger
+from warp_fix.apply.ledger import KEPT, Ledger, Numbers, load_ledger, significance
 from warp_fix.apply.trailers import CommitTrailers, TrailerCodec
 from warp_fix.apply.worktree import UserRepo
 from warp_fix.compare import TimingDelta
@@ -74,6 +74,15 @@ class BranchLog:
             )
         why = " (the apply ledger does not cover these commits)" if self.ledger_total else ""
         return f"chained from the commits' trailers: each timing delta against its predecessor, summed{why}"
+
+    def shown_totals(self) -> dict[Metric, tuple[float, float]]:
+        """The totals worth a reader's eye: a count that was 0 before and after (no LTO in a CPU run) says nothing."""
+        return {m: pair for m, pair in self.totals().items() if m.timing or pair != (0.0, 0.0)}
+
+    def total_significance(self, metric: Metric) -> str:
+        """A measured timing total against its noise band, in words; "" for a count or chained totals."""
+        timing = self.measured_timing(metric) if metric.timing else None
+        return significance(timing) if timing is not None and not timing.not_applicable else ""
 
     def measured_timing(self, metric: Metric) -> TimingDelta | None:
         """The timing total apply measured, with its noise band; None when the totals are chained."""

@@ -162,7 +162,7 @@ def print_log(log: BranchLog, console: Console) -> None:
             )
         )
     console.print(table)
-    totals = log.totals()
+    totals = log.shown_totals()
     if totals:
         text = ", ".join(_total(log, m, before, after) for m, (before, after) in totals.items())
         console.print(
@@ -183,6 +183,5 @@ def _total(log: BranchLog, metric: Metric, before: float, after: float) -> str:
     """A total as `log` prints it; a measured timing says when it is inside its noise band."""
     unit = " ms" if metric.unit == "ms" else ""  # counts and bytes: the label names the unit
     low, high = (metric.format(v) if metric.timing else f"{v:,.0f}" for v in (before, after))
-    text = f"{metric.label} {low} -> {high}{unit}"
-    timing = log.measured_timing(metric)
-    return text + (" (inside the noise band)" if timing is not None and not timing.significant else "")
+    said = log.total_significance(metric)
+    return f"{metric.label} {low} -> {high}{unit}" + (f" ({said})" if said else "")

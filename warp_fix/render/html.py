@@ -190,16 +190,20 @@ def plan_table(plan: Plan) -> str:
 
 
 def log_header(log: BranchLog) -> str:
-    totals = "".join(
-        f"<div><dt>{escape(metric.label)}</dt><dd>{_value(metric, before)} → {_value(metric, after)}"
-        f"{' ' + metric.unit if metric.unit else ''}</dd></div>"
-        for metric, (before, after) in log.totals().items()
-    )
+    """The branch's totals as cards, each timing with where it stands against its noise band."""
+    cards = []
+    for metric, (before, after) in log.shown_totals().items():
+        said = log.total_significance(metric)
+        note = f'<div class="muted">{escape(said)}</div>' if said else ""
+        cards.append(
+            f"<div><dt>{escape(metric.label)}</dt><dd>{_value(metric, before)} → {_value(metric, after)}"
+            f"{' ' + metric.unit if metric.unit else ''}</dd>{note}</div>"
+        )
     return (
         f'<header id="summary"><h1>warp-fix log: {escape(log.branch)}</h1>'
-        f'<div class="muted">{len(log.rows)} commit(s) since <code>{escape(log.base[:12])}</code> '
-        f"({escape(log.base_source)}); {len(log.ours)} made by warp-fix. Totals: sizes chain first → last, "
-        f'timings sum the per-commit deltas.</div><dl class="stats">{totals}</dl></header>'
+        f'<div class="muted">{len(log.rows)} commit(s) since <code>{escape(log.base[:12])}</code>, '
+        f"{escape(log.base_source)} · {len(log.ours)} made by warp-fix · totals {escape(log.totals_source())}</div>"
+        f'<dl class="stats">{"".join(cards)}</dl></header>'
     )
 
 
@@ -208,8 +212,11 @@ def commits_chart(log: BranchLog) -> str:
     pairs = [row.change(COLD_MODULE) for row in log.rows]
     top = max((max(p) for p in pairs if p), default=0.0) or 1.0
     scale = (WIDTH - LABEL_W - 200) / top
-    rows = [_commit_rows(row, pair, i, scale) for i, (row, pair) in enumerate(zip(log.rows, pairs))]
-    height = 2 * ROW_H * len(log.rows) + 6
+    rows = [
+        _commit_rows(row, pair, i, scale, log.headlines.get(row.sha, ""))
+        for i, (row, pair) in enumerate(zip(log.rows, pairs))
+    ]
+    height = 3 * ROW_H * len(log.rows) + 6
     svg = f'<svg viewBox="0 0 {WIDTH} {height}" role="img">{"".join(rows)}</svg>' if log.rows else ""
     legend = (
         '<div class="legend"><span><i class="swatch" style="background:#b7bdc6"></i>before the commit</span>'
@@ -284,15 +291,17 @@ def _rebuild_list(rebuilds: list[Rebuild]) -> str:
     return f'<ul class="reasons" id="rebuilds">{items}</ul>'
 
 
-def _commit_rows(row: CommitRow, pair: tuple[float, float] | None, index: int, scale: float) -> str:
-    y = 2 * ROW_H * index
+def _commit_rows(row: CommitRow, pair: tuple[float, float] | None, index: int, scale: float, headline: str) -> str:
+    y = 3 * ROW_H * index
     subject = row.subject if len(row.subject) <= 44 else row.subject[:43] + "…"
     identities = row.text(IDENTITIES).replace("->", "→")
     mechanism = row.trailers.mechanism if row.trailers else ""
-    detail = " · ".join(x for x in (row.sha[:8], mechanism, identities and f"identities {identities}") if x)
+    detail = " · ".join(x for x in (row.sha[:8], mechanism) if x)
+    kept_for = f"kept for {headline}" if headline else identities and f"identities {identities}"
     label = (
         f'<text class="label" x="{LABEL_W - 8}" y="{y + 15}" text-anchor="end">{escape(subject)}</text>'
         f'<text class="value" x="{LABEL_W - 8}" y="{y + 33}" text-anchor="end">{escape(detail)}</text>'
+        f'<text class="value" x="{LABEL_W}" y="{y + 55}">{escape(kept_for.replace("->", "→"))}</text>'
     )
     tip = f"{row.sha[:10]} {row.subject}\n{', '.join(row.files)}"
     if pair is None:
