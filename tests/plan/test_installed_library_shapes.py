@@ -12,10 +12,11 @@ import pytest
 from tests.apply.conftest import PYTHON, git, init_repo
 from tests.conftest import FIXTURES
 from warp_fix.apply import build_request, run_apply
-from warp_fix.apply.ledger import KEPT
+from warp_fix.apply.ledger import KEPT, Entry
 from warp_fix.model import CONSENT, SAFE
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
+from warp_fix.report import Report
 
 
 def installed(name: str, root: Path) -> tuple[Path, Path]:
@@ -37,11 +38,28 @@ def unused_backward(plan):
     return found, [f for f in plan.fixes if f.slug == "unused-backward"]
 
 
+def measured_app(name: str, package: str, root: Path) -> tuple[Path, Path, Report]:
+    """The fixture as a user's repository, its site directory, and one real measurement of `python -m package`."""
+    repo, site = installed(name, root)
+    return repo, site, measure([PYTHON, "-m", package], repo, samples=1, env={"PYTHONPATH": str(site)})
+
+
+def apply_unused_backward(app: tuple[Path, Path, Report], package: str, monkeypatch, **flags) -> Entry:
+    """apply for real, unused-backward only, the app's installed packages on PYTHONPATH; its one ledger entry."""
+    repo, site, _ = app
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    request = build_request(
+        command=[PYTHON, "-m", package], cwd=repo, branch=f"wf/{package}", samples=1, only=["unused-backward"],
+        test=f"{PYTHON} -m pytest -q -p no:cacheprovider tests", **flags,
+    )
+    (entry,) = run_apply(request).ledger.entries
+    assert entry.outcome == KEPT, entry.reason
+    return entry
+
+
 @pytest.fixture(scope="module")
 def walker(tmp_path_factory):
-    repo, site = installed("tape_rollout", tmp_path_factory.mktemp("walker"))
-    report = measure([PYTHON, "-m", "walker"], repo, samples=1, env={"PYTHONPATH": str(site)})
-    return repo, site, report
+    return measured_app("tape_rollout", "walker", tmp_path_factory.mktemp("walker"))
 
 
 def test_modules_the_runs_tape_records_are_differentiated_wherever_they_are_launched_from(walker):
@@ -58,22 +76,14 @@ def test_modules_the_runs_tape_records_are_differentiated_wherever_they_are_laun
 
 @pytest.mark.slow
 def test_apply_turns_backward_off_in_the_optimizer_only(walker, monkeypatch):
-    repo, site, _ = walker
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    request = build_request(
-        command=[PYTHON, "-m", "walker"], cwd=repo, branch="wf/walker", samples=1, only=["unused-backward"],
-        test=f"{PYTHON} -m pytest -q -p no:cacheprovider tests",
-    )
-    (entry,) = run_apply(request).ledger.entries
-    assert entry.outcome == KEPT, entry.reason
+    entry = apply_unused_backward(walker, "walker", monkeypatch)
     assert entry.numbers.structure["adjoint_kernels"] == (4, 3)
-    assert git(repo, "diff", "--name-only", "main..wf/walker") == "walker/optim.py"
+    assert git(walker[0], "diff", "--name-only", "main..wf/walker") == "walker/optim.py"
 
 
 @pytest.fixture(scope="module")
 def denoise(tmp_path_factory):
-    repo, site = installed("installed_kernels", tmp_path_factory.mktemp("denoise"))
-    return repo, site, measure([PYTHON, "-m", "denoise"], repo, samples=1, env={"PYTHONPATH": str(site)})
+    return measured_app("installed_kernels", "denoise", tmp_path_factory.mktemp("denoise"))
 
 
 def test_an_installed_packages_backward_is_turned_off_at_the_entry_above_its_import(denoise):
@@ -89,14 +99,8 @@ def test_an_installed_packages_backward_is_turned_off_at_the_entry_above_its_imp
 
 @pytest.mark.slow
 def test_apply_proves_the_entry_setting_reached_the_packages_module(denoise, monkeypatch):
-    repo, site, _ = denoise
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    request = build_request(
-        command=[PYTHON, "-m", "denoise"], cwd=repo, branch="wf/denoise", samples=1, only=["unused-backward"],
-        allow=["unused-backward"], test=f"{PYTHON} -m pytest -q -p no:cacheprovider tests",
-    )
-    (entry,) = run_apply(request).ledger.entries
-    assert entry.outcome == KEPT, entry.reason
+    repo = denoise[0]
+    entry = apply_unused_backward(denoise, "denoise", monkeypatch, allow=["unused-backward"])
     assert entry.numbers.structure["adjoint_kernels"] == (3, 0)
     assert git(repo, "diff", "--name-only", "main..wf/denoise") == "denoise/__main__.py"
     main = git(repo, "show", "wf/denoise:denoise/__main__.py")
@@ -106,8 +110,7 @@ def test_apply_proves_the_entry_setting_reached_the_packages_module(denoise, mon
 
 @pytest.fixture(scope="module")
 def survey(tmp_path_factory):
-    repo, site = installed("small_project_module", tmp_path_factory.mktemp("survey"))
-    return repo, site, measure([PYTHON, "-m", "survey"], repo, samples=1, env={"PYTHONPATH": str(site)})
+    return measured_app("small_project_module", "survey", tmp_path_factory.mktemp("survey"))
 
 
 def test_a_small_project_module_beside_a_large_library_gets_its_own_fix(survey):
@@ -120,14 +123,8 @@ def test_a_small_project_module_beside_a_large_library_gets_its_own_fix(survey):
 
 @pytest.mark.slow
 def test_apply_judges_the_fix_on_its_own_module_not_the_librarys_bulk(survey, monkeypatch):
-    repo, site, _ = survey
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    request = build_request(
-        command=[PYTHON, "-m", "survey"], cwd=repo, branch="wf/survey", samples=1, only=["unused-backward"],
-        test=f"{PYTHON} -m pytest -q -p no:cacheprovider tests",
-    )
-    (entry,) = run_apply(request).ledger.entries
-    assert entry.outcome == KEPT, entry.reason
+    repo = survey[0]
+    entry = apply_unused_backward(survey, "survey", monkeypatch)
     assert entry.numbers.structure["adjoint_kernels"] == (1, 0)
     before, after = entry.numbers.structure["generated_source_bytes"]
     assert 0 < before - after < 0.02 * before
