@@ -61,3 +61,14 @@ def test_every_target_module_must_move_not_just_some_module():
     assert not both.took_effect and both.missed == ("render on cpu",)
     reason = "no effect: module(s) render on cpu built with the same enable_backward and hash"
     assert no_effect_reason(both, after) == reason
+
+
+def test_a_unique_module_renamed_by_its_new_options_is_followed_by_its_kernel():
+    """Warp names a `module="unique"` module after its options too: `f_3dedcf34` with backward on is
+    `f_407e816d` with it off. The same kernel function, on the same device, is the same module."""
+    blur = case.kernel_source("blur", "ripple/stencils.py", 9, kind="unique")
+    on = case.sourced(backward(case.build("blur_3dedcf34"), True, "aaaa"), blur)
+    off = case.sourced(backward(case.build("blur_407e816d"), False, "bbbb"), blur)
+    (effect,) = option_effects(case.run(builds=[on]).report, case.run(builds=[off]).report,
+                               OptionClaim(("enable_backward",), ("blur_3dedcf34",)))
+    assert effect.took_effect and effect.moved == ("blur_3dedcf34 on cpu",)

@@ -39,24 +39,39 @@ class OptionEffect:
 def option_effects(before: Report, after: Report, claim: OptionClaim) -> list[OptionEffect]:
     """Per option of the claim: which modules' final builds changed its value (and their hash) between the two
     runs; every one of its targets that both runs built must be among them."""
-    first, second = _final_builds(before), _final_builds(after)
-    both = sorted(set(first) & set(second))
+    pairs = _paired(_final_builds(before), _final_builds(after))
     effects = []
     for option in claim.options:
         moved = tuple(
-            f"{name} on {device}"
-            for name, device in both
-            if _value(first[name, device], option) != _value(second[name, device], option)
-            and first[name, device].hash != second[name, device].hash
+            label for label, old, new in pairs if _value(old, option) != _value(new, option) and old.hash != new.hash
         )
-        unchanged = tuple(
-            f"{name} on {device}"
-            for name, device in both
-            if _value(first[name, device], option) == _value(second[name, device], option)
-        )
+        unchanged = tuple(label for label, old, new in pairs if _value(old, option) == _value(new, option))
         missed = tuple(u for u in unchanged if u.split(" on ")[0] in claim.targets)
         effects.append(OptionEffect(option, moved, unchanged, missed))
     return effects
+
+
+def _paired(
+    first: dict[tuple[str, str], ModuleBuild], second: dict[tuple[str, str], ModuleBuild]
+) -> list[tuple[str, ModuleBuild, ModuleBuild]]:
+    """The builds both runs made, as `name on device` (the first run's name) with each run's build: by module
+    name, and a `module="unique"` module whose name moved with its options (`f_3dedcf34` -> `f_407e816d`) by
+    its kernels' functions."""
+    pairs = [(f"{name} on {device}", first[name, device], second[name, device])
+             for name, device in sorted(set(first) & set(second))]
+    by_kernels: dict[tuple, list[ModuleBuild]] = {}
+    for key in set(second) - set(first):
+        by_kernels.setdefault(_kernels_of(second[key]), []).append(second[key])
+    for name, device in sorted(set(first) - set(second)):
+        build = first[name, device]
+        candidates = by_kernels.get(_kernels_of(build), [])
+        if build.module_kind == "unique" and build.kernel_sources and len(candidates) == 1:
+            pairs.append((f"{name} on {device}", build, candidates[0]))
+    return pairs
+
+
+def _kernels_of(build: ModuleBuild) -> tuple:
+    return (build.device, tuple(sorted((k.file, k.line, k.qualname) for k in build.kernel_sources)))
 
 
 def no_effect_reason(effect: OptionEffect, after: Report) -> str:
