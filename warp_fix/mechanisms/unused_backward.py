@@ -162,9 +162,11 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             unresolved_tape = facts.gradient_free.get(module)
             links = bool(build.lto_builds)
             proposals = [_per_module_fix(finding, module, source, provenance, inputs, unresolved_tape, links)]
-            module_level_passed = build.option_source("enable_backward").kind == "module_options" and (
-                provenance.kind == "factory-parameter")
-            if links and provenance.kind in ("factory-parameter", "decorator") and not module_level_passed:
+            # a caller's value for the factory's module_options is the module option: changed at the call only
+            passed_as_module_option = provenance.kind == "factory-parameter" and (
+                build.option_source("enable_backward").kind == "module_options"
+            )
+            if links and provenance.kind in ("factory-parameter", "decorator") and not passed_as_module_option:
                 # a tile module links adjoint GEMMs until its module option is off, whatever its kernels say
                 module_level = Provenance("enable_backward", build.option_source("enable_backward").kind)
                 proposals.append(_per_module_fix(finding, module, source, module_level, inputs, unresolved_tape,
@@ -390,14 +392,14 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                     ),
                 )],
                 source=case.index(
-                    files=["ripple/stencils.py", "ripple/display.py", "tests/test_ripple.py"],
+                    files=["ripple/stencils.py", "ripple/display.py", "tests/test_app.py"],
                     kernels=[case.kernel(
                         "blur", "ripple/stencils.py", 9, decorator_line=17, enclosing_functions=["make_blur"],
                         at_module_scope=False, module_kind="unique", made_by="call",
                         option_parameters=[OptionParameter("enable_backward", "enable_backward")],
                     )],
-                    tapes=[TapeUse(file="tests/test_ripple.py", line=17, function="test_blur", kind="tape")],
-                    launches=[LaunchSite(file="tests/test_ripple.py", line=18, function="test_blur", kind="launch",
+                    tapes=[TapeUse(file="tests/test_app.py", line=17, function="test_blur", kind="tape")],
+                    launches=[LaunchSite(file="tests/test_app.py", line=18, function="test_blur", kind="launch",
                                          kernel="blur")],
                 ),
             ),
