@@ -339,7 +339,7 @@ def measure_and_plan(scenario: Scenario, repo: Path, work: Path, samples: int, o
         f["slug"]: {
             "status": f["status"],
             "reason": f["reason"],
-            "evidence": [f"{e.get('file')}:{e.get('line')} {e['detail']}" for e in f["evidence"]],
+            "evidence": [_evidence_line(e) for e in f["evidence"]],
         }
         for f in plan["findings"]
     }
@@ -500,6 +500,14 @@ def print_table(outcomes: list[Outcome], console: Console) -> None:
             agrees,
         )
     console.print(table)
+
+
+
+def _evidence_line(evidence: dict[str, Any]) -> str:
+    """`file:line detail`, or the detail alone for run-time evidence that has no source line."""
+    if evidence.get("file") is None:
+        return evidence["detail"]
+    return f"{evidence['file']}:{evidence.get('line')} {evidence['detail']}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -55,15 +55,15 @@ def bone_transforms(axis_angle):
     """World transforms of a chain of bones, each rotating about its joint, relative to the rest pose."""
     local = rodrigues(axis_angle)
     rotations, translations = [], []
+    position = joints[0]
     for j in range(bones):
         if j == 0:
-            r, p = local[0], joints[0]
+            r = local[0]
         else:
             r = rotations[-1] @ local[j]
-            p = rotations[-1] @ (joints[j] - joints[j - 1]) + positions
-        positions = p
+            position = rotations[-1] @ (joints[j] - joints[j - 1]) + position
         rotations.append(r)
-        translations.append(p - r @ joints[j])
+        translations.append(position - r @ joints[j])
     top = torch.cat([torch.stack(rotations), torch.stack(translations)[..., None]], dim=-1)
     bottom = torch.tensor([0.0, 0.0, 0.0, 1.0], device=device).expand(bones, 1, 4)
     return torch.cat([top, bottom], dim=-2)[None]  # (1, J, 4, 4)
