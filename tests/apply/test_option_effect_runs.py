@@ -6,7 +6,10 @@ from __future__ import annotations
 from tests.conftest import write_app
 from warp_fix.apply.loop import judge
 from warp_fix.compare import NO_EFFECT
+from warp_fix.model import OptionClaim
 from warp_fix.probe import measure
+
+BACKWARD_IN_SIM = OptionClaim(("enable_backward",), ("sim",))  # what the fix says it sets, and where
 
 SIM = """
 import warp as wp
@@ -57,7 +60,7 @@ def run_of(tmp_path, name, app):
 
 def test_a_setting_below_the_import_that_created_the_module_has_no_effect_and_says_where(tmp_path):
     before, after = run_of(tmp_path, "before", BASELINE), run_of(tmp_path, "after", TOO_LATE)
-    comparison = judge(before, after, {"enable_backward"}, None, [], ["enable_backward"])
+    comparison = judge(before, after, {"enable_backward"}, None, [], BACKWARD_IN_SIM)
     assert comparison.verdict == NO_EFFECT
     (reason,) = comparison.reasons
     assert reason.startswith("no effect: wp.config.enable_backward was set at app.py:5, after module(s) sim")
@@ -66,7 +69,7 @@ def test_a_setting_below_the_import_that_created_the_module_has_no_effect_and_sa
 
 def test_a_setting_above_that_import_is_proven_by_the_modules_new_hash(tmp_path):
     before, after = run_of(tmp_path, "before", BASELINE), run_of(tmp_path, "after", IN_TIME)
-    comparison = judge(before, after, {"enable_backward"}, None, [], ["enable_backward"])
+    comparison = judge(before, after, {"enable_backward"}, None, [], BACKWARD_IN_SIM)
     assert comparison.verdict != NO_EFFECT
     assert "structure shrank" in " ".join(comparison.reasons)
     # per kernel, not a share of the run: it moves however large the rest of the run's source is
