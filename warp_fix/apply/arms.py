@@ -54,11 +54,12 @@ class ProbeClock:
 
 @dataclass
 class ArmsResult:
-    before: Report
+    before: Report  # the reused measurement extended by this call's runs without the fix
     after: Report
     comparison: Comparison
     per_arm: int
     stop: Step
+    fresh_before: list[Report] = field(default_factory=list)  # the runs without the fix this call took
 
 
 def measure_interleaved(
@@ -77,8 +78,9 @@ def measure_interleaved(
 ) -> ArmsResult:
     """A, B, A, B ... until the sampling rule says stop. Raises ProbeError if an arm fails to run.
 
-    `reuse` is an earlier measurement of the accepted state. It stands in for the first A only while
-    deterministic facts decide; when timing decides it is replaced by a fresh A taken right after B.
+    `reuse` is the accepted state's measurement so far. It stands in for the first A while deterministic facts
+    decide; when timing decides, fresh A's taken right after each B extend it (never a second, separate number
+    for the same code).
     `expected_ms` (the plan's estimate) and `seconds` (the time budget per fix) feed the sampling rule.
     """
     started = time.perf_counter()
@@ -97,14 +99,15 @@ def measure_interleaved(
         after.append(clock.measure(command, candidate_cwd, 1, timeout, "candidate", kernel_timing))
         comparison = judge(merge_reports(before), merge_reports(after))
         if reused and not decisive(comparison):
-            say("  timing decides: the code without the fix is measured again, right after")
-            before = [clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing)]
+            say("  timing decides: the code without the fix is measured once more, beside its earlier runs")
+            before.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
             reused = False
             comparison = judge(merge_reports(before), merge_reports(after))
         left = None if seconds is None else seconds - (time.perf_counter() - started)
         step = next_step(comparison, len(after), budget, kernel_timing, expected_ms, left)
         if not step.more:
-            return ArmsResult(merge_reports(before), merge_reports(after), comparison, len(after), step)
+            fresh = before[1:] if reuse is not None else before
+            return ArmsResult(merge_reports(before), merge_reports(after), comparison, len(after), step, fresh)
 
 
 def merge_reports(reports: list[Report]) -> Report:
