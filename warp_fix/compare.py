@@ -325,11 +325,11 @@ def _verdict(c: Comparison, judged: TimingDelta, same_work: bool, cpu: TimingDel
     if c.reasons:
         return INVALID
     if c.structural_loss:
-        grown = [k for k, v in c._moved().items() if v > 0]
+        grown = [_label(k) for k, v in c._moved().items() if v > 0]
         c.reasons.append("structure grew: " + ", ".join(grown))
         return REGRESSED
     if c.structural_win:
-        shrunk = [k for k, v in c._moved().items() if v < 0]
+        shrunk = [_label(k) for k, v in c._moved().items() if v < 0]
         c.reasons.append("structure shrank: " + ", ".join(shrunk))
         if judged.significant and judged.delta > 0:
             if not judged.spread_seen:  # one run per state: no noise estimate to say the slowdown is real
@@ -354,6 +354,11 @@ def _verdict(c: Comparison, judged: TimingDelta, same_work: bool, cpu: TimingDel
     lead = "structure mixed, so timing decides, and " if c.structure_mixed else "no structural change and "
     c.reasons.append(lead + judged.line())
     return INCONCLUSIVE
+
+
+def _label(field_name: str) -> str:
+    """A structure field as a reason says it: "warm builds", not "warm_builds"."""
+    return next(m.label for m in STRUCTURE if m.field == field_name)
 
 
 def _cache_gone(report: Report) -> bool:

@@ -70,13 +70,13 @@ def kept_commits(repo: Path) -> int:
 
 
 def why_nothing_was_kept(ledger_file: Path) -> list[str]:
-    """One line per fix apply considered, from its ledger (empty when apply wrote none)."""
+    """One line per fix apply considered, from its ledger, with its reason in brief (empty when apply wrote none)."""
     ledger = read_ledger(ledger_file)
     if ledger is None:
         return []
     if not ledger.entries:
         return ["the plan had no fix to try"]
-    return [f"{e.fix_id} {e.title}: {e.outcome}, {e.reason}" for e in ledger.entries]
+    return [f"{e.fix_id} {e.title}: {e.outcome}, {e.brief_reason()}" for e in ledger.entries]
 
 
 def run_demo(keep: Path | None, run_cli: Callable[[list[str]], int], heading: Say, say: Say) -> int:

@@ -95,7 +95,7 @@ def test_dropped_fix_is_kept_when_tried_again_after_the_kept_fix(applied):
         ("F2", HOIST.title, KEPT, ""),
         ("F3", MOVE.title, KEPT, "F1"),
     ], [e.reason for e in applied.ledger.entries]
-    assert "structure grew: generated_source_bytes" in applied.ledger.entries[0].reason
+    assert "structure grew: generated source bytes" in applied.ledger.entries[0].reason
     retried = applied.ledger.entries[2].numbers
     assert retried.structure["identities"] == (2, 1)
     assert applied.ledger.total.structure["identities"] == (2, 1)

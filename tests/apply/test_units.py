@@ -246,8 +246,9 @@ def test_gate_applies_safety_classes_allow_only_and_protected():
     assert gate.decline_reason(Fix("F5", "x", "t", "", SAFE, "c", files=["vendor/lib/k.py"])) == (
         "touches protected vendor/"
     )
-    on_setup = Fix("F6", "x", "t", "", SAFE, "hoist_options", (HoistOptionsArgs(file="sim.py", function="setup"),),
-                   ["sim.py"])
+    on_setup = Fix(
+        "F6", "x", "t", "", SAFE, "hoist_options", (HoistOptionsArgs(file="sim.py", function="setup"),), ["sim.py"]
+    )
     assert gate.decline_reason(on_setup) == "touches protected sim.py::setup"
     assert Gate(only=frozenset({"F9"})).decline_reason(safe) == "not selected by --only"
 
@@ -310,8 +311,8 @@ def test_a_commits_timing_inside_its_band_reads_as_noise_in_the_log_table():
     from warp_fix.apply.view import _timing_cell
 
     log = BranchLog("wf/s", "base", "ledger", inside_band={"abc": {COLD_MODULE.label}})
-    assert _timing_cell(log, "abc", "3332 -> 4491", COLD_MODULE) == "3332 -> 4491 (noise)"
-    assert _timing_cell(log, "def", "3332 -> 4491", COLD_MODULE) == "3332 -> 4491"  # not measured so: as recorded
+    assert _timing_cell(log, "abc", "3332 -> 4491", COLD_MODULE) == "3332 -> 4491 ms (inside its noise band)"
+    assert _timing_cell(log, "def", "3332 -> 4491", COLD_MODULE) == "3332 -> 4491 ms"  # not measured so: as recorded
 
 
 def test_a_saved_ledger_reads_back_as_the_same_ledger(tmp_path):
@@ -356,9 +357,7 @@ def test_the_body_gives_evidence_notes_what_to_check_and_how_to_roll_back():
     )
     paragraphs = commit_message(FIX, entry, "wf/startup").split("\n\n")
     assert paragraphs[4:9] == [
-        "Builds gone:\n"
-        "- rebuild of a on cpu, 412 ms: option fast_math changed after the first\n"
-        "  load (a.py:7 in f)",
+        "Builds gone:\n- rebuild of a on cpu, 412 ms: option fast_math changed after the first\n  load (a.py:7 in f)",
         "Codemod notes:\n- a.py: f(): parameter `module` is no longer used (kept: callers may\n  still pass it)",
         'Left for you to check:\n- a.py:5 f(): "Set fast math." (its docstring describes the options it\n'
         "  set, no longer done)",
@@ -416,8 +415,10 @@ def test_a_comment_right_above_the_edited_lines_is_left_to_check(tmp_path):
     assert point == ToCheck(
         "a.py", 5, "main", "compile every run from scratch, to be safe", "right above the edited lines", "comment"
     )
-    assert _check_line(point) == 'a.py:5 comment "compile every run from scratch, to be safe" (right above the ' \
+    assert (
+        _check_line(point) == 'a.py:5 comment "compile every run from scratch, to be safe" (right above the '
         "edited lines)"
+    )
 
 
 # -- what the run leaves and says ---------------------------------------------------------------------
@@ -441,8 +442,10 @@ def test_a_wall_clock_slowdown_the_cpu_time_does_not_show_reads_as_machine_load(
     flat = Stat(800.0, 4.0, [800.0, 801.0])
     c.timing.insert(1, TimingDelta(COLD_CPU.label, flat, flat, 0.0, 40.0))
     line = total_line(Numbers.of(c, per_arm=2, launch_count=12))
-    assert "cold module work 1000 -> 1613 ms (+613 ms, beyond the ±100 ms noise band; the builds' CPU time did not " \
+    assert (
+        "cold module work 1000 -> 1613 ms (+613 ms, beyond the ±100 ms noise band; the builds' CPU time did not "
         "move: machine load)" in line
+    )
     assert "cold module CPU time 800 -> 800 ms (inside the ±40 ms noise band: not significant)" in line
 
 

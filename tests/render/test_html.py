@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
-import struct
 import subprocess
-import zlib
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import PYTHON, REPO, TWO_STAGE, write_app
+from tests.render.chromium import chromium, needs_chromium, png_pixels
 from warp_fix.apply.ledger import Numbers
 from warp_fix.apply.review import BranchLog, CommitRow
 from warp_fix.apply.trailers import Change, CommitTrailers
@@ -35,8 +32,6 @@ from warp_fix.report import (
 )
 
 IDS = ("timeline", "module-costs", "findings", "plan")
-CHROMIUM = shutil.which("chromium")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium not on PATH (CI installs it in .ci/run)")
 
 
 # --- data built by hand ---------------------------------------------------------------------------------------
@@ -105,8 +100,9 @@ def measured_log() -> BranchLog:
     """make_log() with apply's own ledger: the total it measured (inside the noise band) and what F1 was kept for."""
     log = make_log()
     timing = TimingDelta(COLD_MODULE.label, Stat(830.0, 20.0, [830.0]), Stat(800.0, 20.0, [800.0]), -30.0, 120.0)
-    log.ledger_total = Numbers(IMPROVED, [], {IDENTITIES.field: (3, 2), "lto_artifacts": (0, 0)}, [timing],
-                               True, True, [], [], per_arm=1)
+    log.ledger_total = Numbers(
+        IMPROVED, [], {IDENTITIES.field: (3, 2), "lto_artifacts": (0, 0)}, [timing], True, True, [], [], per_arm=1
+    )
     log.ledger_commits = ["a" * 40]
     log.headlines = {"a" * 40: "module identities built 3 -> 2"}
     return log
@@ -204,29 +200,6 @@ def test_report_without_builds_or_summary_still_renders():
 
 
 # --- a real render ----------------------------------------------------------------------------------------------
-
-
-def chromium(url: str, profile: Path, *extra: str) -> subprocess.CompletedProcess:
-    flags = [
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={profile}",
-    ]  # fmt: skip
-    return subprocess.run([CHROMIUM, *flags, *extra, url], capture_output=True, text=True, timeout=120)
-
-
-def png_pixels(path: Path) -> tuple[int, int, bytes]:
-    """Width, height and the decompressed (still filtered) scanlines of a PNG, with the stdlib only."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", data[16:24])
-    chunks, offset = [], 8
-    while offset < len(data):
-        (length,) = struct.unpack(">I", data[offset : offset + 4])
-        if data[offset + 4 : offset + 8] == b"IDAT":
-            chunks.append(data[offset + 8 : offset + 8 + length])
-        offset += 12 + length
-    return width, height, zlib.decompress(b"".join(chunks))
 
 
 @needs_chromium

@@ -119,7 +119,8 @@ class Numbers:
         return ", ".join(f"{m.label} {b:,} -> {a:,}" for m, (b, a) in moved if a != b)
 
     def headline(self) -> str:
-        """What the verdict rests on, in brief: the deciding metrics' before -> after."""
+        """What the verdict rests on, in brief: the deciding metrics' before -> after, a timing with its
+        significance."""
         parts = []
         for name in self.decided_by:
             metric = next((m for m in (*TIMING, *STRUCTURE) if m.field == name), None)
@@ -127,7 +128,9 @@ class Numbers:
             if metric and change:
                 unit = f" {metric.unit}" if metric.unit == "ms" else ""
                 before, after = (metric.format(v) if metric.timing else f"{v:,.0f}" for v in change)
-                parts.append(f"{metric.label} {before} -> {after}{unit}")
+                timing = self.timing_of(metric) if metric.timing else None
+                said = f" ({significance(timing)})" if timing else ""
+                parts.append(f"{metric.label} {before} -> {after}{unit}{said}")
         return ", ".join(parts)
 
 
@@ -224,6 +227,14 @@ class Entry:
     notes: list[EditNote] = field(default_factory=list)  # from the codemod, for the commit body
     gone: list[GoneBuild] = field(default_factory=list)  # the builds the fix removed, for the commit body
     to_check: list[ToCheck] = field(default_factory=list)  # text the change may have made false
+
+    def brief_reason(self) -> str:
+        """The reason in brief, for a person reading the summary: a timing it quotes in full (medians, band, how
+        the band was estimated) is said as inside or beyond its noise band; the numbers beside it have the figures."""
+        reason = self.reason
+        for t in self.numbers.timing if self.numbers else ():
+            reason = reason.replace(t.line(), f"{t.metric} {'beyond' if t.significant else 'inside'} its noise band")
+        return reason
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Entry:

@@ -144,17 +144,23 @@ def branch_log(cwd: Path, branch: str | None = None, base: str | None = None) ->
     start, source = _base(git, repo, name, base, ledger)
     shas = git.run("rev-list", "--reverse", f"{start}..refs/heads/{name}").split()
     log = BranchLog(name, start, source, [_row(git, sha) for sha in shas])
-    if ledger and ledger.total:
+    if ledger:
+        attach_ledger(log, ledger)
+    return log
+
+
+def attach_ledger(log: BranchLog, ledger: Ledger) -> None:
+    """What apply's ledger adds to the commits: its measured total, what each fix was kept for, and which of
+    each commit's timings its own measurement left inside the noise band."""
+    if ledger.total:
         log.ledger_total = ledger.total
         log.ledger_commits = [e.commit for e in ledger.of(KEPT) if e.commit]
-    if ledger:
-        log.headlines = {e.commit: e.numbers.headline() for e in ledger.of(KEPT) if e.commit and e.numbers}
-        log.inside_band = {
-            e.commit: {t.metric for t in e.numbers.timing if not t.not_applicable and not t.significant}
-            for e in ledger.of(KEPT)
-            if e.commit and e.numbers
-        }
-    return log
+    log.headlines = {e.commit: e.numbers.headline() for e in ledger.of(KEPT) if e.commit and e.numbers}
+    log.inside_band = {
+        e.commit: {t.metric for t in e.numbers.timing if not t.not_applicable and not t.significant}
+        for e in ledger.of(KEPT)
+        if e.commit and e.numbers
+    }
 
 
 def _base(git: Git, repo: UserRepo, name: str, base: str | None, ledger: Ledger | None) -> tuple[str, str]:

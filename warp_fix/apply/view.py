@@ -13,8 +13,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT, OFFERED, Entry, Ledger, Numbers
-from warp_fix.apply.review import BranchLog
+from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT, OFFERED, Entry, Ledger, Numbers, significance
+from warp_fix.apply.review import BranchLog, CommitRow
+from warp_fix.apply.trailers import NOT_APPLICABLE
 from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, IDENTITIES, KERNEL, Metric, fmt_ms
 
 STYLE = {KEPT: "green", OFFERED: "magenta", DROPPED: "yellow", DECLINED: "dim", "planned": "cyan"}
@@ -30,7 +31,8 @@ def print_ledger(ledger: Ledger, console: Console, files=None, shown: Collection
     table.add_column("what / why", ratio=3, overflow="fold")
     for entry in ledger.entries:
         table.add_row(*_row(entry))
-    console.print(table)
+    if ledger.entries:  # nothing to fix: the note under the table says so, an empty table would not
+        console.print(table)
     for warning in ledger.warnings:
         if f"warning: {warning}" in shown:
             continue
@@ -83,7 +85,7 @@ def interrupted_lines(ledger: Ledger, files: tuple[Path, Path] | None) -> list[s
 def _row(entry: Entry) -> list[str]:
     outcome = f"[{STYLE.get(entry.outcome, '')}]{entry.outcome}[/]"
     fix = escape(entry.fix_id + (f" {entry.commit[:8]}" if entry.commit else ""))
-    why = entry.reason
+    why = entry.brief_reason()
     if entry.numbers is None and entry.expected:
         why += f"; untested estimate: {entry.expected}"
     what = f"{escape(entry.title)}\n[dim]{escape(why)}[/]"
@@ -94,10 +96,10 @@ def _row(entry: Entry) -> list[str]:
         x
         for x in (
             f"kept for {n.headline()}" if entry.outcome == KEPT and n.headline() else "",
-            f"identities {_pair(n.structure.get(IDENTITIES.field))}",
-            f"cold module {_ms(n, COLD_MODULE)}",
-            f"compile elapsed {_ms(n, COMPILE_ELAPSED)}",
-            f"kernel time {_ms(n, KERNEL)}" if n.timing_of(KERNEL) else "",
+            f"{IDENTITIES.label} {_pair(n.structure.get(IDENTITIES.field))}",
+            f"{COLD_MODULE.label} {_ms(n, COLD_MODULE)}",
+            f"{COMPILE_ELAPSED.label} {_ms(n, COMPILE_ELAPSED)}",
+            f"{KERNEL.label} {_ms(n, KERNEL)}" if n.timing_of(KERNEL) else "",
             f"output {n.output_summary}" if n.output_detail and n.output_detail != "identical" else "",
             f"n={n.per_arm} per arm, {n.verdict}",
         )
@@ -116,51 +118,20 @@ def _ms(numbers: Numbers, metric: Metric) -> str:
         return ""
     if t.not_applicable:
         return "n/a"
-    inside = "" if t.significant else " (inside the noise band)"
-    return f"{fmt_ms(t.before.median)} → {fmt_ms(t.after.median)} ms ±{fmt_ms(t.band)}{inside}"
+    return f"{fmt_ms(t.before.median)} → {fmt_ms(t.after.median)} ms ({significance(t)})"
 
 
 def print_log(log: BranchLog, console: Console) -> None:
+    """The branch's commits in three columns that fit a 100-column terminal without splitting a word: the
+    commit, what it changed (subject, mechanism, files) and what it measured against its predecessor."""
     table = Table(title=escape(f"{log.branch}: {len(log.rows)} commit(s) since {log.base[:10]} ({log.base_source})"))
-    for column in (
-        "commit",
-        "subject",
-        "mechanism",
-        "files",
-        "kept for",
-        "identities",
-        "cold module ms",
-        "compile elapsed ms",
-    ):
-        table.add_column(column, overflow="fold")
+    table.add_column("commit", no_wrap=True)
+    table.add_column("what", ratio=2, overflow="fold")
+    table.add_column("measured", ratio=3, overflow="fold")
     for row in log.rows:
-        if row.trailers is None:
-            table.add_row(
-                row.sha[:10],
-                escape(row.subject),
-                "[dim]not made by warp-fix[/]",
-                escape(", ".join(row.files)),
-                "",
-                "",
-                "",
-                "",
-            )
-            continue
-        table.add_row(
-            *(
-                escape(text)
-                for text in (
-                    row.sha[:10],
-                    row.subject,
-                    row.trailers.mechanism,
-                    ", ".join(row.files),
-                    log.headlines.get(row.sha, ""),
-                    row.text(IDENTITIES),
-                    _timing_cell(log, row.sha, row.text(COLD_MODULE), COLD_MODULE),
-                    _timing_cell(log, row.sha, row.text(COMPILE_ELAPSED), COMPILE_ELAPSED),
-                )
-            )
-        )
+        by = row.trailers.mechanism if row.trailers else "not made by warp-fix"
+        what = f"{escape(row.subject)}\n[dim]{escape(by)}: {escape(', '.join(row.files))}[/]"
+        table.add_row(row.sha[:10], what, escape(_commit_measured(log, row)))
     console.print(table)
     totals = log.shown_totals()
     if totals:
@@ -174,9 +145,28 @@ def print_log(log: BranchLog, console: Console) -> None:
         console.print(f"{len(log.foreign)} commit(s) not made by warp-fix (no Warp-Fix trailers)", highlight=False)
 
 
+def _commit_measured(log: BranchLog, row: CommitRow) -> str:
+    """What the fix was kept for, then its recorded counts and timings; "" for a commit warp-fix did not make."""
+    if row.trailers is None:
+        return ""
+    headline = log.headlines.get(row.sha, "")
+    lines = [f"kept for {headline}"] if headline else []
+    for metric in (IDENTITIES, COLD_MODULE, COMPILE_ELAPSED):
+        text = row.text(metric)
+        if text:
+            lines.append(f"{metric.label} {_timing_cell(log, row.sha, text, metric) if metric.timing else text}")
+    return "\n".join(lines)
+
+
 def _timing_cell(log: BranchLog, sha: str, text: str, metric: Metric) -> str:
-    """A commit's timing, said to be noise when its own measurement left it inside the band."""
-    return f"{text} (noise)" if text and metric.label in log.inside_band.get(sha, set()) else text
+    """A commit's timing in ms, against its noise band when apply's ledger says how its own measurement fell."""
+    if text == NOT_APPLICABLE:
+        return text
+    measured = log.inside_band.get(sha)
+    if measured is None:  # not in apply's ledger: as the commit records it
+        return f"{text} ms"
+    side = "inside" if metric.label in measured else "beyond"
+    return f"{text} ms ({side} its noise band)"
 
 
 def _total(log: BranchLog, metric: Metric, before: float, after: float) -> str:
