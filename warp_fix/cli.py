@@ -306,9 +306,12 @@ def _command_or_configured(args: argparse.Namespace, configured: tuple[str, ...]
 
 def run_bake(args: argparse.Namespace) -> int:
     """Bake actions print plain lines, without rich: `bake restore` runs in CI right before the app starts,
-    and its own start-up is part of what a restored cold start costs."""
+    and its own start-up is part of what a restored cold start costs. `--json -` puts the JSON alone on
+    standard output and the lines on standard error."""
     try:
-        lines, code = BAKE_ACTIONS[args.bake_action](args)
+        lines, code, data = BAKE_ACTIONS[args.bake_action](args)
+        if args.json:
+            write_json(args.json, data)
     except Exception as exc:
         if not _bad_input(exc):
             raise
@@ -318,7 +321,7 @@ def run_bake(args: argparse.Namespace) -> int:
         print("warp-fix: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     if lines:
-        print("\n".join(lines))
+        print("\n".join(lines), file=sys.stderr if args.json == "-" else sys.stdout)
     return code
 
 
@@ -352,57 +355,64 @@ def _archs(args: argparse.Namespace) -> list[int]:
     return sorted({arch for group in args.arch or () for arch in group})
 
 
-def bake_create(args: argparse.Namespace) -> tuple[list[str], int]:
+BakeOutput = tuple[list[str], int, dict[str, object]]  # the lines, the exit code, the --json object
+
+
+def bake_create(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake import bake
     from warp_fix.bake.view import bake_lines
 
     result = bake(_bake_command(args), Path(args.cwd), _path(args.out), _archs(args), args.timeout)
-    return bake_lines(result), EXIT_OK
+    return bake_lines(result), EXIT_OK, result.to_json()
 
 
-def bake_key(args: argparse.Namespace) -> tuple[list[str], int]:
+def bake_key(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake import key_of_report, key_of_run
     from warp_fix.report import load_report
 
     if args.from_report:
         if args.arch:
             raise UsageError("--arch needs a bake run: a report holds no ahead-of-time binaries (drop --from-report)")
-        return [key_of_report(load_report(args.from_report))], EXIT_OK
-    return [key_of_run(_bake_command(args), Path(args.cwd), args.timeout, _archs(args))], EXIT_OK
+        key = key_of_report(load_report(args.from_report))
+    else:
+        key = key_of_run(_bake_command(args), Path(args.cwd), args.timeout, _archs(args))
+    return [key], EXIT_OK, {"key": key}
 
 
-def bake_restore(args: argparse.Namespace) -> tuple[list[str], int]:
+def bake_restore(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake.restore import restore
     from warp_fix.bake.view import restore_lines
 
     result = restore(
         Path(args.archive), _path(args.cache), args.merge, args.python, args.expect_key, args.recheck_environment
     )
-    return restore_lines(result), EXIT_OK
+    return restore_lines(result), EXIT_OK, result.to_json()
 
 
-def bake_verify(args: argparse.Namespace) -> tuple[list[str], int]:
+def bake_verify(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake.manifest_files import load_manifest
     from warp_fix.bake.verify import verify
     from warp_fix.bake.view import verify_lines
 
     manifest = load_manifest(_path(args.manifest), _path(args.archive))
     result = verify(_bake_command(args), Path(args.cwd), args.timeout, _path(args.cache), manifest)
-    return verify_lines(result), result.exit_code
+    return verify_lines(result), result.exit_code, result.to_json()
 
 
-def bake_push(args: argparse.Namespace) -> tuple[list[str], int]:
+def bake_push(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake import push
 
     where, manifest = push(Path(args.archive), args.url)
-    return [f"pushed {args.archive} to {where} (key {manifest.key})"], EXIT_OK
+    line = f"pushed {args.archive} to {where} (key {manifest.key})"
+    return [line], EXIT_OK, {"archive": args.archive, "url": where, "key": manifest.key}
 
 
-def bake_pull(args: argparse.Namespace) -> tuple[list[str], int]:
+def bake_pull(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake import pull
 
     path, manifest = pull(args.url, Path(args.out))
-    return [f"pulled {args.url} to {path} (key {manifest.key}; every checksum verified)"], EXIT_OK
+    line = f"pulled {args.url} to {path} (key {manifest.key}; every checksum verified)"
+    return [line], EXIT_OK, {"archive": str(path), "url": args.url, "key": manifest.key}
 
 
 BAKE_ACTIONS = {

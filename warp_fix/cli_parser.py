@@ -212,6 +212,8 @@ def _add_bake_command(sub) -> None:
     pull = actions.add_parser("pull", help="download an archive from a store and verify it")
     pull.add_argument("url", help="the archive's URL")
     pull.add_argument("--out", metavar="PATH", default=".", help="the file, or a directory for it")
+    for action in (create, key, restore, verify, push, pull):
+        action.add_argument("--json", metavar="FILE", help="also write the result as JSON here (- for standard output)")
 
 
 def _add_arch_option(parser: argparse.ArgumentParser) -> None:

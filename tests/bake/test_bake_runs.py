@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -43,6 +44,22 @@ def test_verify_names_a_kernel_added_after_baking(baked, tiny_app, tmp_path, cap
     assert main(["bake", "verify", "--cache", str(tmp_path / "cache"), "--", *COMMAND]) == 1
     out = capsys.readouterr().out
     assert "tinyapp.a" in out and "kernel added: extra" in out and "tinyapp.b" not in out
+
+
+def test_every_bake_action_writes_its_result_as_json(baked, tiny_app, tmp_path, capsys, monkeypatch):
+    """`--json -`: standard output carries the JSON alone, the lines go to standard error; `--json FILE` too."""
+    monkeypatch.chdir(tiny_app)
+    assert restore(baked.archive, tmp_path / "cache", "--json", "-") == 0
+    out, err = capsys.readouterr()
+    placed = json.loads(out)
+    assert placed["key"] == baked.manifest.key and placed["written"] == len(baked.manifest.files)
+    assert "restored" in err
+    monkeypatch.setenv("TINYAPP_EXTRA", "1")
+    verify = ["bake", "verify", "--cache", str(tmp_path / "cache"), "--json", str(tmp_path / "verify.json")]
+    assert main([*verify, "--", *COMMAND]) == 1
+    result = json.loads((tmp_path / "verify.json").read_text())
+    (miss,) = result["misses"]
+    assert miss["module"] == "tinyapp.a" and any("kernel added: extra" in r for r in miss["reasons"])
 
 
 def test_check_no_compile_is_verify_on_the_cache_the_run_uses(baked, tiny_app, tmp_path, capsys, monkeypatch):

@@ -21,6 +21,15 @@ class BakeResult:
     entry_bytes: int  # the bytes of the files a run needs (what the archive packs)
     run_wall_ms: float
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "archive": str(self.archive),
+            "archive_bytes": self.archive_bytes,
+            "entry_bytes": self.entry_bytes,
+            "run_wall_ms": self.run_wall_ms,
+            "manifest": self.manifest.to_json(),
+        }
+
 
 def bake(command: list[str], cwd: Path, out: Path | None, archs: list[int], timeout: float | None) -> BakeResult:
     """Bake `command`'s cache; `out` is a file, a directory (content-addressed name inside it) or None (cwd)."""

@@ -31,6 +31,17 @@ class RestoreResult:
     environment_ms: float  # of wall_ms: reading this machine's environment
     environment_remembered: bool  # read from an earlier Warp start on the same fingerprint, not a new one
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "cache": str(self.root),
+            "key": self.manifest.key,
+            "written": self.written,
+            "kept": self.kept,
+            "wall_ms": self.wall_ms,
+            "environment_ms": self.environment_ms,
+            "environment_remembered": self.environment_remembered,
+        }
+
 
 def restore(
     archive: Path,

@@ -41,6 +41,18 @@ class VerifyResult:
     def exit_code(self) -> int:
         return 1 if self.misses else 0
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "compiled": len(self.misses),
+            "misses": [
+                {"module": m.module, "hash": m.hash, "device": m.device, "block_dim": m.block_dim, "reasons": m.reasons}
+                for m in self.misses
+            ],
+            "cache_hits": self.cache_hits,
+            "manifests": self.manifests,
+            "cache_dir": self.cache_dir,
+        }
+
 
 def verify(
     command: list[str], cwd: Path, timeout: float | None, cache: Path | None, manifest: Manifest | None
