@@ -12,7 +12,7 @@ must not move at all.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,11 +26,6 @@ SIGNALS = [
     ("compile elapsed (cold - warm wall)", "compile_elapsed_ms"),
     ("cold wall", "cold_wall_ms"),
 ]
-
-
-def spin() -> None:
-    while True:
-        pass
 
 
 def measured(fixture: str, samples: int) -> Report:
@@ -53,14 +48,12 @@ def main() -> int:
     parser.add_argument("--fixture", default="serial_modules")
     args = parser.parse_args()
     quiet = measured(args.fixture, args.samples)
-    spinners = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.busy)]
-    for process in spinners:
-        process.start()
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
         loaded = measured(args.fixture, args.samples)
     finally:
         for process in spinners:
-            process.terminate()
+            process.kill()
     print(f"{args.fixture}, {args.samples} cold+warm pairs each; loaded = {args.busy} busy processes beside it")
     print(f"{'signal':38} {'as is':>24} {'loaded':>24} {'loaded/as is':>13}")
     for label, name in SIGNALS:
