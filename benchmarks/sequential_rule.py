@@ -5,7 +5,8 @@
 Each trial is one fix whose structure does not change, so timing alone decides: the accepted state and the
 candidate are sampled A, B, A, B... with multiplicative log-normal noise of spread `sigma` (the spreads
 recorded on our machines: 3% quiet, 10% shared, 25% loaded), the candidate's true effect a fraction of the
-median, and apply's baseline (2 runs) in the history. Every pair goes through `compare()` and the rule in
+median, and apply's baseline (2 runs) reused as the first side without the fix. The arms are apply's own
+`measure_interleaved` with a simulated probe: every pair goes through `compare()` and the rule in
 `warp_fix/apply/budget.py`, exactly as apply runs them. Printed per (sigma, effect): how often the fix is
 kept (IMPROVED) or called a regression, the mean pairs per arm spent, and how often it was decided within 2.
 An effect of 0 measures the false-verdict rate; effects of one or more bands measure the power ("x band": the
@@ -19,8 +20,10 @@ import random
 import statistics
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
-from warp_fix.apply.budget import BASELINE_SAMPLES, effective_verdict, next_step
+from warp_fix.apply.arms import ProbeClock, measure_interleaved
+from warp_fix.apply.budget import BASELINE_SAMPLES, effective_verdict
 from warp_fix.compare import IMPROVED, REGRESSED, compare
 from warp_fix.probe.measure import timing_stats
 from warp_fix.report import SCHEMA_VERSION, Launch, Output, Report, Sample, Summary, Trace
@@ -51,23 +54,38 @@ class Outcome:
     band_at_2: float | None  # the noise band the rule saw at 2 pairs per arm (ms), if it got there
 
 
+class SimulatedClock(ProbeClock):
+    """apply's probe, simulated: each measurement of the code without the fix or with it is one cold run drawn
+    with the arm's true scale and the noise."""
+
+    def __init__(self, run, effect: float):
+        super().__init__()
+        self.run, self.effect = run, effect
+
+    def measure(self, command, cwd, samples, timeout, label, kernel_timing=False) -> Report:
+        self.calls += 1
+        return synthetic_report([self.run(1.0 + (self.effect if label == "candidate" else 0.0))])
+
+
 def one_fix(rng: random.Random, sigma: float, effect: float, budget: int) -> Outcome:
-    """apply's loop for one timing-decided fix: baseline in the history, then interleaved pairs."""
+    """apply's arms for one timing-decided fix (`measure_interleaved`, as apply calls it): the baseline's runs
+    reused as the first side without the fix, then interleaved pairs until the rule stops."""
+
     def run(scale: float) -> float:
         return BASE_MS * scale * rng.lognormvariate(0.0, sigma)
 
-    history = [synthetic_report([run(1.0) for _ in range(BASELINE_SAMPLES)])]
-    before: list[float] = []
-    after: list[float] = []
-    band = None
-    while True:
-        before.append(run(1.0))
-        after.append(run(1.0 + effect))
-        comparison = compare(synthetic_report(before), synthetic_report(after), accepted_history=history)
-        if len(after) == 2:
-            band = next(t.band for t in comparison.timing if t.metric == comparison.judged_on)
-        if not next_step(comparison, len(after), budget).more:
-            return Outcome(effective_verdict(comparison, len(after))[0], len(after), band)
+    baseline = synthetic_report([run(1.0) for _ in range(BASELINE_SAMPLES)])
+    bands: list[float] = []
+
+    def judge(before: Report, after: Report):
+        comparison = compare(before, after)
+        if len(after.samples) == 2:
+            bands.append(next(t.band for t in comparison.timing if t.metric == comparison.judged_on))
+        return comparison
+
+    arms = measure_interleaved([], Path("."), Path("."), judge, budget, SimulatedClock(run, effect), reuse=baseline)
+    verdict = effective_verdict(arms.comparison, arms.per_arm)[0]
+    return Outcome(verdict, arms.per_arm, bands[-1] if bands else None)
 
 
 def simulate(sigma: float, effect: float, trials: int, budget: int, seed: int) -> dict[str, float]:

@@ -85,29 +85,27 @@ def measure_interleaved(
     """
     started = time.perf_counter()
     say = progress or (lambda _text: None)
-    before: list[Report] = [reuse] if reuse is not None else []
+    reused: list[Report] = [reuse] if reuse is not None else []
+    fresh: list[Report] = []  # runs without the fix taken here: one per candidate run once timing decides
     after: list[Report] = []
-    reused = reuse is not None
+    stands_in = reuse is not None  # the reused runs are the first pair's other side while facts decide
     while True:
-        if len(before) == len(after):
+        if not stands_in and len(fresh) == len(after):
             say(f"  run {len(after) + 1} without the fix")
-            before.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
-        say(
-            f"  run {len(after) + 1} with the fix"
-            + (" (without it: the last measurement, reused)" if reused else "")
-        )
+            fresh.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
+        say(f"  run {len(after) + 1} with the fix" + (" (without it: its runs so far)" if stands_in else ""))
         after.append(clock.measure(command, candidate_cwd, 1, timeout, "candidate", kernel_timing))
-        comparison = judge(merge_reports(before), merge_reports(after))
-        if reused and not decisive(comparison):
-            say("  timing decides: the code without the fix is measured once more, beside its earlier runs")
-            before.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
-            reused = False
-            comparison = judge(merge_reports(before), merge_reports(after))
+        comparison = judge(merge_reports([*reused, *fresh]), merge_reports(after))
+        if stands_in and not decisive(comparison):
+            say("  timing decides: the code without the fix is measured beside its earlier runs")
+            fresh.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
+            stands_in = False
+            comparison = judge(merge_reports([*reused, *fresh]), merge_reports(after))
         left = None if seconds is None else seconds - (time.perf_counter() - started)
         step = next_step(comparison, len(after), budget, kernel_timing, expected_ms, left)
         if not step.more:
-            fresh = before[1:] if reuse is not None else before
-            return ArmsResult(merge_reports(before), merge_reports(after), comparison, len(after), step, fresh)
+            before = merge_reports([*reused, *fresh])
+            return ArmsResult(before, merge_reports(after), comparison, len(after), step, fresh)
 
 
 def merge_reports(reports: list[Report]) -> Report:
