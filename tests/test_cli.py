@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -157,6 +158,27 @@ def test_help_shows_the_samples_default_and_the_command_after_dashes(command, de
     usage = parser.format_usage()
     assert "-- COMMAND ..." in usage
     assert all(line.strip() not in ("...", "COMMAND...") for line in usage.splitlines())
+
+
+def options_of(parser: argparse.ArgumentParser, path: str = "warp-fix"):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from options_of(sub, f"{path} {name}")
+        elif action.option_strings:
+            yield path, action
+
+
+def test_every_option_with_a_default_says_it_in_help_and_apply_says_branch_is_required():
+    unsaid = [
+        f"{path} {action.option_strings[0]}"
+        for path, action in options_of(cli.build_parser())
+        if action.default not in (None, False, argparse.SUPPRESS) and "default" not in (action.help or "")
+    ]
+    assert unsaid == []
+    apply_options = [a for path, a in options_of(cli.build_parser()) if path == "warp-fix apply"]
+    branch = next(a for a in apply_options if "--branch" in a.option_strings)
+    assert "required, except with --dry-run" in branch.help
 
 
 def test_a_script_that_does_not_exist_is_bad_input_said_once(tmp_path):

@@ -32,7 +32,7 @@ def _command_argument(parser: argparse.ArgumentParser, configured: bool) -> None
 
 def _add_run_options(parser: argparse.ArgumentParser, samples: int, samples_help: str) -> None:
     parser.add_argument("--samples", type=int, default=samples, help=f"{samples_help} (default {samples})")
-    parser.add_argument("--cwd", default=".", help="directory to run the command in")
+    parser.add_argument("--cwd", default=".", help="directory to run the command in (default: the current one)")
     parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per run")
 
 
@@ -61,7 +61,9 @@ def _add_apply_commands(sub) -> None:
         "apply", help="fix the source on a new git branch, one measured commit per fix",
         formatter_class=CommandAfterDashes,
     )
-    apply.add_argument("--branch", help="the new branch for the commits (must not exist)")
+    apply.add_argument(
+        "--branch", help="the new branch for the commits; it must not exist yet (required, except with --dry-run)"
+    )
     apply.add_argument("--test", help='the project\'s test command, run through the shell, e.g. "pytest -q"')
     apply.add_argument(
         "--samples", type=int, default=None,
@@ -79,7 +81,7 @@ def _add_apply_commands(sub) -> None:
                        help="accept a program whose output varies between runs (output is then not compared)")
     apply.add_argument("--output-tolerance", type=float, metavar="REL",
                        help="printed numbers may differ by this relative amount (replaces the learned tolerances)")
-    apply.add_argument("--cwd", default=".", help="directory to run the command in")
+    apply.add_argument("--cwd", default=".", help="directory to run the command in (default: the current one)")
     apply.add_argument("--timeout", type=float, default=None, help="seconds allowed per run")
     _command_argument(apply, configured=True)
 
@@ -91,7 +93,7 @@ def _add_apply_commands(sub) -> None:
         help="write the log as JSON here (- or no FILE: standard output)",
     )
     log.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page here")
-    log.add_argument("--cwd", default=".", help="a directory inside the repository")
+    log.add_argument("--cwd", default=".", help="a directory inside the repository (default: the current one)")
 
 
 def _add_plan_command(sub) -> None:
@@ -211,7 +213,9 @@ def _add_bake_command(sub) -> None:
 
     pull = actions.add_parser("pull", help="download an archive from a store and verify it")
     pull.add_argument("url", help="the archive's URL")
-    pull.add_argument("--out", metavar="PATH", default=".", help="the file, or a directory for it")
+    pull.add_argument(
+        "--out", metavar="PATH", default=".", help="the file, or a directory for it (default: the current directory)"
+    )
     for action in (create, key, restore, verify, push, pull):
         action.add_argument("--json", metavar="FILE", help="also write the result as JSON here (- for standard output)")
 
@@ -224,7 +228,7 @@ def _add_arch_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_bake_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cwd", default=".", help="directory to run the command in")
+    parser.add_argument("--cwd", default=".", help="directory to run the command in (default: the current one)")
     parser.add_argument("--timeout", type=float, default=None, help="seconds allowed for the run")
     _command_argument(parser, configured=True)
 
