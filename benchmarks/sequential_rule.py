@@ -5,10 +5,11 @@
 Each trial is one fix whose structure does not change, so timing alone decides: the accepted state and the
 candidate are sampled A, B, A, B... with multiplicative log-normal noise of spread `sigma` (the spreads
 recorded on our machines: 3% quiet, 10% shared, 25% loaded), the candidate's true effect a fraction of the
-median, and apply's baseline (2 runs) reused as the first side without the fix. The arms are apply's own
-`measure_interleaved` with a simulated probe: every pair goes through `compare()` and the rule in
-`warp_fix/apply/budget.py`, exactly as apply runs them. Printed per (sigma, effect): how often the fix is
-kept (IMPROVED) or called a regression, the mean pairs per arm spent, and how often it was decided within 2.
+median, and apply's baseline (2 runs) reused as the first side without the fix and kept in the noise band's
+history. The arms are apply's own `measure_interleaved` with a simulated probe: every pair goes through
+`compare()` and the rule in `warp_fix/apply/budget.py`, exactly as apply runs them. Printed per (sigma,
+effect): how often the fix is kept (IMPROVED) or called a regression, the mean pairs per arm spent, and how
+often it was decided within 2.
 An effect of 0 measures the false-verdict rate; effects of one or more bands measure the power ("x band": the
 effect over the median noise band the rule saw at 2 pairs per arm).
 """
@@ -68,8 +69,8 @@ class SimulatedClock(ProbeClock):
 
 
 def one_fix(rng: random.Random, sigma: float, effect: float, budget: int) -> Outcome:
-    """apply's arms for one timing-decided fix (`measure_interleaved`, as apply calls it): the baseline's runs
-    reused as the first side without the fix, then interleaved pairs until the rule stops."""
+    """apply's arms for one timing-decided fix (`measure_interleaved`, as apply calls it): the baseline reused as
+    the first side without the fix (and replaced by a fresh run once timing decides), then interleaved pairs."""
 
     def run(scale: float) -> float:
         return BASE_MS * scale * rng.lognormvariate(0.0, sigma)
@@ -78,7 +79,7 @@ def one_fix(rng: random.Random, sigma: float, effect: float, budget: int) -> Out
     bands: list[float] = []
 
     def judge(before: Report, after: Report):
-        comparison = compare(before, after)
+        comparison = compare(before, after, accepted_history=[baseline])
         if len(after.samples) == 2:
             bands.append(next(t.band for t in comparison.timing if t.metric == comparison.judged_on))
         return comparison

@@ -54,12 +54,11 @@ class ProbeClock:
 
 @dataclass
 class ArmsResult:
-    before: Report  # the reused measurement extended by this call's runs without the fix
+    before: Report
     after: Report
     comparison: Comparison
     per_arm: int
     stop: Step
-    fresh_before: list[Report] = field(default_factory=list)  # the runs without the fix this call took
 
 
 def measure_interleaved(
@@ -78,34 +77,34 @@ def measure_interleaved(
 ) -> ArmsResult:
     """A, B, A, B ... until the sampling rule says stop. Raises ProbeError if an arm fails to run.
 
-    `reuse` is the accepted state's measurement so far. It stands in for the first A while deterministic facts
-    decide; when timing decides, fresh A's taken right after each B extend it (never a second, separate number
-    for the same code).
+    `reuse` is an earlier measurement of the accepted state. It stands in for the first A only while
+    deterministic facts decide; when timing decides it is replaced by a fresh A taken right after B.
     `expected_ms` (the plan's estimate) and `seconds` (the time budget per fix) feed the sampling rule.
     """
     started = time.perf_counter()
     say = progress or (lambda _text: None)
-    reused: list[Report] = [reuse] if reuse is not None else []
-    fresh: list[Report] = []  # runs without the fix taken here: one per candidate run once timing decides
+    before: list[Report] = [reuse] if reuse is not None else []
     after: list[Report] = []
-    stands_in = reuse is not None  # the reused runs are the first pair's other side while facts decide
+    reused = reuse is not None
     while True:
-        if not stands_in and len(fresh) == len(after):
+        if len(before) == len(after):
             say(f"  run {len(after) + 1} without the fix")
-            fresh.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
-        say(f"  run {len(after) + 1} with the fix" + (" (without it: its runs so far)" if stands_in else ""))
+            before.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
+        say(
+            f"  run {len(after) + 1} with the fix"
+            + (" (without it: the last measurement, reused)" if reused else "")
+        )
         after.append(clock.measure(command, candidate_cwd, 1, timeout, "candidate", kernel_timing))
-        comparison = judge(merge_reports([*reused, *fresh]), merge_reports(after))
-        if stands_in and not decisive(comparison):
-            say("  timing decides: the code without the fix is measured beside its earlier runs")
-            fresh.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
-            stands_in = False
-            comparison = judge(merge_reports([*reused, *fresh]), merge_reports(after))
+        comparison = judge(merge_reports(before), merge_reports(after))
+        if reused and not decisive(comparison):
+            say("  timing decides: the code without the fix is measured again, right after")
+            before = [clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing)]
+            reused = False
+            comparison = judge(merge_reports(before), merge_reports(after))
         left = None if seconds is None else seconds - (time.perf_counter() - started)
         step = next_step(comparison, len(after), budget, kernel_timing, expected_ms, left)
         if not step.more:
-            before = merge_reports([*reused, *fresh])
-            return ArmsResult(before, merge_reports(after), comparison, len(after), step, fresh)
+            return ArmsResult(merge_reports(before), merge_reports(after), comparison, len(after), step)
 
 
 def merge_reports(reports: list[Report]) -> Report:

@@ -27,10 +27,10 @@ EARLIEST = 2  # the fewest pairs per arm any timing verdict rests on
 BASELINE_SAMPLES = 2
 
 RULE_TEXT = (
-    "the accepted state's measurement so far (the baseline, or the candidate that became it, with every run "
-    "taken of it since) is reused and 1 candidate sample is taken; if deterministic facts decide (structure "
-    "changed, or the workload/output/options moved) that is all; otherwise timing decides: a fresh run of the "
-    "accepted state taken right after joins the reused ones and pairs continue to at least 3 and at most "
+    "the accepted state's latest measurement (the baseline, or the candidate that became it) is reused "
+    "and 1 candidate sample is taken; if deterministic facts decide (structure changed, or the "
+    "workload/output/options moved) that is all; otherwise timing decides: the reused sample is replaced by a"
+    " fresh interleaved one and pairs continue to at least 3 and at most "
     "--samples per arm (or the time budget per fix), stopping early when the difference is > 2x or < 0.5x"
     " the noise band; at 2 per arm a difference of at least 2x the band decides, and a fix whose expected"
     " effect is under half the band stops unless the difference already exceeds the band; any other "

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from warp_fix.apply import budget
-from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved, merge_reports
+from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
 from warp_fix.apply.commit import commit_files, commit_message
 from warp_fix.apply.errors import ApplyError, ApplyInterrupted, BaselineTestsFailed
 from warp_fix.apply.evidence import comments_to_check, docstrings_to_check, gone_builds
@@ -163,9 +163,7 @@ class ApplySession:
         self.gate = Gate(request.allow, request.only, request.protected)
         self.command = list(request.command)
         self.kept: list[tuple[Fix, Entry]] = []
-        self.accepted_report: Report | None = None  # the accepted state's one measurement: its parts merged
-        self.accepted_parts: list[Report] = []  # its runs so far, extended by every try, never replaced
-        self.base_parts: list[Report] = []  # the original state's runs, once a kept fix moved past it
+        self.accepted_report: Report | None = None  # latest measurement of the accepted state
         self.ledger_files: tuple[Path, Path] | None = None
         self.output_model: OutputModel | None = None  # None: output not compared (allowed to vary)
         self.accepted_runs: list[Report] = []  # every measurement of an accepted state: the noise band's runs
@@ -197,7 +195,6 @@ class ApplySession:
             plan = self.planner(baseline, self.workspace.candidate, self.command)
             plan = self._work_through(plan)
             self._total()
-            self.ledger.baseline = _baseline_numbers(merge_reports(self.base_parts or self.accepted_parts))
             self.ledger.remaining = remaining_work(self.accepted_report)
             self.ledger.status = "complete"
         except KeyboardInterrupt:
@@ -256,7 +253,8 @@ class ApplySession:
         report = self.clock.measure(self.command, self.candidate_cwd, samples, self.request.timeout, "baseline")
         self.clock.charge("baseline", 1)
         self.ledger.baseline = _baseline_numbers(report)
-        self._accept([report])
+        self.accepted_report = report
+        self.accepted_runs.append(report)
         if self.request.allow_nondeterministic_output:
             if report.output.deterministic is False:
                 self.ledger.warnings.append("output is nondeterministic: output comparison skipped (allowed)")
@@ -342,14 +340,14 @@ class ApplySession:
             arms = self._arms(
                 self.accepted_cwd,
                 set(fix.allow_options),
-                self.accepted_parts,
+                self.accepted_report,
                 fix.measure_kernels,
                 fix.option_claim,
                 fix.expected_ms,
             )
         except ProbeError as exc:
             return self._drop(entry, f"could not be measured: {self._user_paths(str(exc))}")
-        self._accept([*self.accepted_parts, *arms.fresh_before])
+        self._remember_accepted(arms.before)
         return self._decide(fix, entry, arms, self.clock.calls - calls)
 
     def _user_paths(self, text: str) -> str:
@@ -360,35 +358,26 @@ class ApplySession:
                 text = text.replace(spelling, str(self.repo.root))
         return text
 
-    def _accept(self, parts: list[Report]) -> None:
-        """The accepted state's runs are now `parts`: its measurement is them merged, and each new run joins the
-        history the noise band is estimated from."""
-        for report in parts:
-            if all(report is not seen for seen in self.accepted_runs):
-                self.accepted_runs.append(report)
-        self.accepted_parts = parts
-        self.accepted_report = merge_reports(parts)
+    def _remember_accepted(self, report: Report) -> None:
+        if all(report is not seen for seen in self.accepted_runs):
+            self.accepted_runs.append(report)
 
     def _arms(
         self,
         accepted_cwd: Path,
         allow_options: set[str],
-        parts: list[Report],
+        reuse: Report | None,
         kernel_timing: bool = False,
         claim: OptionClaim = NO_OPTIONS,
         expected_ms: float = 0.0,
     ) -> ArmsResult:
-        """Candidate against the accepted state, whose runs so far (`parts`) are reused and extended."""
-        reuse = merge_reports(parts) if parts else None
         if kernel_timing and reuse is not None and reuse.summary and reuse.summary.kernel_ms is None:
             reuse = None  # the earlier measurement has no kernel time: both arms are measured afresh
-        # The reused runs are inside the A arm already: the history must not count them twice.
-        history = [r for r in self.accepted_runs if reuse is None or all(r is not p for p in parts)]
         return measure_interleaved(
             self.command,
             accepted_cwd,
             self.candidate_cwd,
-            lambda b, a: judge(b, a, allow_options, self.output_model, history, claim),
+            lambda b, a: judge(b, a, allow_options, self.output_model, self.accepted_runs, claim),
             self.request.samples,
             self.clock,
             self.request.timeout,
@@ -432,9 +421,8 @@ class ApplySession:
         entry.outcome = KEPT
         entry.reason = "; ".join(arms.comparison.reasons)
         self.workspace.move_accepted(entry.commit)
-        if not self.kept:
-            self.base_parts = self.accepted_parts
-        self._accept([arms.after])  # the candidate just measured is the new accepted state
+        self.accepted_report = arms.after  # the candidate just measured is the new accepted state
+        self._remember_accepted(arms.after)
         self.kept.append((fix, entry))
         self.say(f"  kept {entry.commit[:10]}: {entry.numbers.summary()}")
         return entry
@@ -472,17 +460,15 @@ class ApplySession:
         allowed = {o for fix, _ in self.kept for o in fix.allow_options}
         calls = self.clock.calls
         try:
-            arms = self._arms(self.accepted_cwd, allowed, self.base_parts)
+            arms = self._arms(self.accepted_cwd, allowed, reuse=None)
         except ProbeError as exc:
             self.ledger.total_note = f"the final measurement failed: {exc}"
             return
-        self.base_parts = [*self.base_parts, *arms.fresh_before]
         self.clock.charge("total", self.clock.calls - calls)
         self.ledger.total = Numbers.of(arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why)
         self.ledger.total_note = (
-            f"measured: {len(self.kept)} fixes kept; the branch head measured against the base's runs so far, "
-            "extended where timing decides (warp-fix log shows these figures; each commit's own figures are against "
-            "its predecessor)"
+            f"measured: {len(self.kept)} fixes kept; a fresh interleaved measurement of the branch head against "
+            "the base (warp-fix log shows these figures; each commit's own figures are against its predecessor)"
         )
 
 
