@@ -309,9 +309,11 @@ def run_bake(args: argparse.Namespace) -> int:
     and its own start-up is part of what a restored cold start costs. `--json -` puts the JSON alone on
     standard output and the lines on standard error."""
     try:
+        if args.json and args.json != "-" and not Path(args.json).resolve().parent.is_dir():
+            raise UsageError(f"cannot write --json {args.json}: its directory does not exist")
         lines, code, data = BAKE_ACTIONS[args.bake_action](args)
         if args.json:
-            write_json(args.json, data)
+            _write_bake_json(args.json, data)
     except Exception as exc:
         if not _bad_input(exc):
             raise
@@ -323,6 +325,13 @@ def run_bake(args: argparse.Namespace) -> int:
     if lines:
         print("\n".join(lines), file=sys.stderr if args.json == "-" else sys.stdout)
     return code
+
+
+def _write_bake_json(destination: str, data: object) -> None:
+    try:
+        write_json(destination, data)
+    except OSError as exc:
+        raise UsageError(f"cannot write --json {destination}: {exc.strerror or exc}") from None
 
 
 def _bad_input(exc: Exception) -> bool:

@@ -62,6 +62,15 @@ def test_every_bake_action_writes_its_result_as_json(baked, tiny_app, tmp_path, 
     assert miss["module"] == "tinyapp.a" and any("kernel added: extra" in r for r in miss["reasons"])
 
 
+def test_a_json_file_that_cannot_be_written_is_one_line(baked, tmp_path, capsys):
+    """Said in one line, exit 2, before anything is restored: the cache stays as it was."""
+    out = str(tmp_path / "missing" / "restore.json")
+    assert restore(baked.archive, tmp_path / "cache", "--json", out) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"warp-fix: error: cannot write --json {out}") and len(error.splitlines()) == 1
+    assert not (tmp_path / "cache").exists()
+
+
 def test_check_no_compile_is_verify_on_the_cache_the_run_uses(baked, tiny_app, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tiny_app)
     monkeypatch.setenv("WARP_CACHE_PATH", str(tmp_path / "cache"))
