@@ -323,6 +323,26 @@ def test_contradiction_that_more_samples_resolve_keeps_the_fix():
     assert arms.per_arm == 2 and arms.comparison.verdict == IMPROVED
 
 
+def test_under_samples_1_a_contradiction_is_still_measured_to_three_pairs_before_it_drops_the_win():
+    """--samples 1 caps timing-only verdicts; it does not let one slow run overturn a structural fact."""
+    clock = ScriptedClock(accepted=[3490.0, 3500.0, 3510.0], candidate=[4541.0, 4500.0, 4520.0])
+    reuse = report(3480.0, 3500.0)
+    arms = measure_interleaved(
+        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 1, clock, reuse=reuse
+    )
+    verdict, why = budget.effective_verdict(arms.comparison, arms.per_arm)
+    assert arms.per_arm == 3 and verdict == INCONCLUSIVE and "disagree after 3" in why
+
+
+def test_under_samples_1_one_slow_candidate_run_does_not_drop_a_structural_win():
+    clock = ScriptedClock(accepted=[3490.0, 3500.0, 3505.0], candidate=[4541.0, 3400.0, 3410.0])
+    reuse = report(3480.0, 3500.0)
+    arms = measure_interleaved(
+        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 1, clock, reuse=reuse
+    )
+    assert arms.comparison.verdict == IMPROVED and arms.per_arm >= 2
+
+
 # -- compile elapsed --------------------------------------------------------------------------------
 
 

@@ -37,9 +37,9 @@ RULE_TEXT = (
     "timing verdict from fewer than 3 samples per arm counts as inconclusive; a fix that trades build "
     "time for kernel time gets at least 3 per arm (within --samples) whatever decides, since its kernel "
     "time is a timing claim; a structural win that timing contradicts beyond the noise band is measured "
-    "afresh up to --samples per arm and dropped if the contradiction stands; the noise band comes from "
-    "every run of the accepted state so far (baseline included) and the candidate's, and is never tighter"
-    " than half their spread"
+    "afresh to at least 3 per arm (more if --samples allows) and dropped if the contradiction stands; the "
+    "noise band comes from every run of the accepted state so far (baseline included) and the candidate's, "
+    "and is never tighter than half their spread"
 )
 
 
@@ -57,6 +57,13 @@ def structure_changed(comparison: Comparison) -> bool:
 def contradicted(comparison: Comparison) -> bool:
     """Structure says better, timing says worse beyond the noise band: more samples must settle it."""
     return comparison.verdict != INVALID and bool(comparison.contradiction)
+
+
+def contradiction_budget(budget: int) -> int:
+    """Pairs per arm before a contradiction drops a structural win: at least a timing claim's MIN_TIMING_SAMPLES,
+    whatever --samples. Structure is a deterministic fact; one slow run on a busy machine must not overturn it,
+    while a timing-only verdict from fewer pairs is only inconclusive, never acted on."""
+    return max(budget, MIN_TIMING_SAMPLES)
 
 
 def judged_delta(comparison: Comparison) -> TimingDelta | None:
@@ -87,8 +94,8 @@ def next_step(
     if comparison.verdict == NO_EFFECT:
         return Step(False, "decisive: the options it sets reached no module's build")
     if contradicted(comparison):
-        if per_arm >= budget:
-            return Step(False, f"structure and timing disagree after {per_arm} per arm (--samples): not kept")
+        if per_arm >= contradiction_budget(budget):
+            return Step(False, f"structure and timing disagree after {per_arm} per arm: not kept")
         return Step(True, "timing contradicts the structural win beyond the noise band: more samples")
     if kernel_claim and per_arm < min(MIN_TIMING_SAMPLES, budget):
         return Step(True, f"steady-state kernel time is a timing claim: needs {MIN_TIMING_SAMPLES} per arm")
