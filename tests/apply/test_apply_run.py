@@ -203,3 +203,12 @@ def test_the_progress_bar_counts_fixes_and_probe_runs_as_apply_goes(applied):
     assert [step.fixes_done for step in tried] == sorted(step.fixes_done for step in tried)
     assert all(step.fixes_done <= step.fixes_planned for step in tried)
     assert tried[-1].fixes_planned == len(result.ledger.entries)  # declined fixes are counted, said or not
+
+
+def test_the_progress_lines_speak_of_runs_and_code_not_of_apply_s_internals(applied):
+    """What scrolls by while apply works: "run 2 with the fix", not "accepted state" or "cold+warm sample"."""
+    from tests.render.test_terminal_screenshot import JARGON
+
+    _, _, _, messages, _ = applied
+    assert any(m.startswith("baseline: running ") for m in messages)
+    assert [m for m in messages if any(word in m for word in JARGON)] == []

@@ -92,7 +92,7 @@ def measure_interleaved(
             before.append(clock.measure(command, accepted_cwd, 1, timeout, "accepted", kernel_timing))
         say(
             f"  run {len(after) + 1} with the fix"
-            + (" (without it: the last measurement, reused)" if reused else "")
+            + (" (without it: the figures of the code as it stands are reused)" if reused else "")
         )
         after.append(clock.measure(command, candidate_cwd, 1, timeout, "candidate", kernel_timing))
         comparison = judge(merge_reports(before), merge_reports(after))

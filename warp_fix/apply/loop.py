@@ -249,7 +249,7 @@ class ApplySession:
 
     def _baseline(self) -> Report:
         samples = budget.BASELINE_SAMPLES
-        self.say(f"baseline: one measurement of {samples} cold+warm sample(s) of {shlex.join(self.command)}")
+        self.say(baseline_announcement(self.command, samples))
         report = self.clock.measure(self.command, self.candidate_cwd, samples, self.request.timeout, "baseline")
         self.clock.charge("baseline", 1)
         self.ledger.baseline = _baseline_numbers(report)
@@ -498,7 +498,7 @@ class DryRun:
             self.say(f"warning: {warning}")
         clock = ProbeClock()
         samples = budget.BASELINE_SAMPLES
-        self.say(f"baseline: one measurement of {samples} cold+warm sample(s) of {shlex.join(command)}")
+        self.say(baseline_announcement(command, samples))
         report = clock.measure(command, self.request.cwd, samples, self.request.timeout, "baseline")
         plan = self.planner(report, root, command)
         output_model, warnings = None, list(preconditions)
@@ -558,6 +558,14 @@ def run_fix_codemod(fix: Fix, root: Path) -> CodemodResult:
     from codemods import run_codemod
 
     return run_codemod(fix.codemod or "", root, fix.places)
+
+
+def baseline_announcement(command: list[str], samples: int) -> str:
+    """What the user reads while the baseline runs, in words: each run is a cold start and then a warm one."""
+    return (
+        f"baseline: running {shlex.join(command)} {samples} times, each time from an empty kernel cache "
+        "and then again with the cache it left"
+    )
 
 
 def _baseline_numbers(report: Report) -> Baseline | None:
