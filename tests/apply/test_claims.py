@@ -343,6 +343,34 @@ def test_under_samples_1_one_slow_candidate_run_does_not_drop_a_structural_win()
     assert arms.comparison.verdict == IMPROVED and arms.per_arm >= 2
 
 
+class SameCodeClock(ScriptedClock):
+    """Both arms build the same source: timing alone decides, so the reused measurement is replaced."""
+
+    def measure(self, command, cwd, samples, timeout, label, kernel_timing=False) -> Report:
+        self.calls += 1
+        return report(self.script[label].pop(0))
+
+
+def test_the_same_code_measured_far_apart_in_one_apply_says_the_machine_moved_with_both_figures():
+    clock = SameCodeClock(accepted=[2500.0, 2510.0, 2505.0], candidate=[2490.0, 2500.0, 2495.0])
+    reuse = report(3480.0, 3500.0)
+    arms = measure_interleaved(
+        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 3, clock, reuse=reuse
+    )
+    drift = [n for n in arms.comparison.notes if "the machine's speed moved" in n]
+    # judged on compile elapsed (the same identities were built), which the test's samples put 400 ms above
+    assert len(drift) == 1 and "at 3890 ms of compile elapsed" in drift[0] and "at 2905 ms" in drift[0], drift
+
+
+def test_the_same_code_measured_again_within_its_band_gets_no_drift_note():
+    clock = SameCodeClock(accepted=[2500.0, 2510.0, 2505.0], candidate=[2490.0, 2500.0, 2495.0])
+    reuse = report(2500.0, 2506.0)
+    arms = measure_interleaved(
+        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 3, clock, reuse=reuse
+    )
+    assert not [n for n in arms.comparison.notes if "speed moved" in n], arms.comparison.notes
+
+
 # -- compile elapsed --------------------------------------------------------------------------------
 
 

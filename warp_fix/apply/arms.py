@@ -13,6 +13,7 @@ from pathlib import Path
 
 from warp_fix.apply.budget import Step, decisive, next_step
 from warp_fix.compare import Comparison
+from warp_fix.metrics import TIMING, fmt_ms
 from warp_fix.probe import measure
 from warp_fix.probe.measure import timing_stats
 from warp_fix.probe.output import merge_profiles
@@ -104,7 +105,28 @@ def measure_interleaved(
         left = None if seconds is None else seconds - (time.perf_counter() - started)
         step = next_step(comparison, len(after), budget, kernel_timing, expected_ms, left)
         if not step.more:
+            if reuse is not None and not reused:
+                note = drift_note(reuse, merge_reports(before), comparison)
+                comparison.notes += [note] if note else []
             return ArmsResult(merge_reports(before), merge_reports(after), comparison, len(after), step)
+
+
+def drift_note(earlier: Report, now: Report, comparison: Comparison, code: str = "the code without the fix") -> str:
+    """The same code measured twice in one apply, further apart than the noise band: say so with both figures,
+    so that two numbers for one state read as the machine's speed moving, not as a contradiction. The verdict
+    keeps judging the runs taken side by side; "" when the two agree within the band."""
+    judged = next((t for t in comparison.timing if t.metric == comparison.judged_on), None)
+    metric = next((m for m in TIMING if m.label == comparison.judged_on), None)
+    if judged is None or metric is None or judged.not_applicable or earlier.summary is None or now.summary is None:
+        return ""
+    then, later = getattr(earlier.summary, metric.field, None), getattr(now.summary, metric.field, None)
+    if then is None or later is None or abs(later.median - then.median) <= judged.band:
+        return ""
+    return (
+        f"{code} ran at {fmt_ms(then.median)} ms of {metric.label} when measured earlier in this apply and at "
+        f"{fmt_ms(later.median)} ms in the runs beside it, more than the noise band (±{fmt_ms(judged.band)} ms) "
+        "apart: the machine's speed moved, so the verdict rests on the runs taken side by side"
+    )
 
 
 def merge_reports(reports: list[Report]) -> Report:

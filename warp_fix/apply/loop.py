@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from warp_fix.apply import budget
-from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
+from warp_fix.apply.arms import ArmsResult, ProbeClock, drift_note, measure_interleaved
 from warp_fix.apply.commit import commit_files, commit_message
 from warp_fix.apply.errors import ApplyError, ApplyInterrupted, BaselineTestsFailed
 from warp_fix.apply.evidence import comments_to_check, docstrings_to_check, gone_builds
@@ -465,11 +465,13 @@ class ApplySession:
             self.ledger.total_note = f"the final measurement failed: {exc}"
             return
         self.clock.charge("total", self.clock.calls - calls)
+        drift = drift_note(self.accepted_runs[0], arms.before, arms.comparison, code="the base")
+        arms.comparison.notes += [drift] if drift else []
         self.ledger.total = Numbers.of(arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why)
         self.ledger.total_note = (
             f"measured: {len(self.kept)} fixes kept; a fresh interleaved measurement of the branch head against "
             "the base (warp-fix log shows these figures; each commit's own figures are against its predecessor)"
-        )
+        ) + (f"; {drift}" if drift else "")
 
 
 def remaining_work(report: Report | None) -> Remaining | None:
