@@ -435,13 +435,14 @@ class ApplySession:
         numbers = entry.numbers
         trade = [t for t in (numbers.timing_of(COLD_MODULE), numbers.timing_of(KERNEL)) if t]
         entry.reason = why.replace("{trade}", "; ".join(t.record_line() for t in trade))
-        self.say(f"  {entry.outcome}: {entry.reason}")
+        self.say(f"  {entry.outcome}: {entry.brief_reason()}")
         return entry
 
     def _drop(self, entry: Entry, reason: str) -> Entry:
         self.workspace.discard_candidate_edits()
         entry.reason = reason
-        self.say(f"  {entry.outcome}: {reason}")
+        brief = entry.brief_reason()
+        self.say(f"  {entry.outcome}: {brief}" + (" (the figures are in the ledger)" if brief != reason else ""))
         return entry
 
     def _total(self) -> None:
