@@ -12,7 +12,7 @@ import pytest
 
 from codemods.specs import ARGS_TYPES
 from warp_fix.apply import budget
-from warp_fix.apply.arms import ProbeClock, measure_interleaved
+from warp_fix.apply.arms import ArmsResult, ProbeClock, measure_interleaved
 from warp_fix.apply.ledger import DROPPED, KEPT, Entry, Ledger, Numbers
 from warp_fix.apply.loop import ApplySession
 from warp_fix.apply.review import BranchLog, CommitRow
@@ -303,12 +303,17 @@ class ScriptedClock(ProbeClock):
         return report(cold, source=40_000 if label == "accepted" else 30_000)
 
 
+def interleave(clock: ProbeClock, samples: int, reuse: Report) -> ArmsResult:
+    """apply's arms on a scripted clock under `--samples`, `reuse` standing for the accepted state's last
+    measurement."""
+    return measure_interleaved(
+        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), samples, clock, reuse=reuse
+    )
+
+
 def test_contradiction_that_stands_after_more_samples_drops_the_fix():
     clock = ScriptedClock(accepted=[3490.0, 3500.0, 3510.0], candidate=[4541.0, 4500.0, 4520.0])
-    reuse = report(3480.0, 3500.0)
-    arms = measure_interleaved(
-        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 3, clock, reuse=reuse
-    )
+    arms = interleave(clock, samples=3, reuse=report(3480.0, 3500.0))
     verdict, why = budget.effective_verdict(arms.comparison, arms.per_arm)
     assert arms.per_arm == 3 and verdict == INCONCLUSIVE and "disagree" in why
     assert "timing contradicts the structural win" in " ".join(arms.comparison.reasons)
@@ -316,30 +321,21 @@ def test_contradiction_that_stands_after_more_samples_drops_the_fix():
 
 def test_contradiction_that_more_samples_resolve_keeps_the_fix():
     clock = ScriptedClock(accepted=[3490.0, 3500.0], candidate=[4541.0, 3400.0, 3410.0])
-    reuse = report(3480.0, 3500.0)
-    arms = measure_interleaved(
-        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 3, clock, reuse=reuse
-    )
+    arms = interleave(clock, samples=3, reuse=report(3480.0, 3500.0))
     assert arms.per_arm == 2 and arms.comparison.verdict == IMPROVED
 
 
 def test_under_samples_1_a_contradiction_is_still_measured_to_three_pairs_before_it_drops_the_win():
     """--samples 1 caps timing-only verdicts; it does not let one slow run overturn a structural fact."""
     clock = ScriptedClock(accepted=[3490.0, 3500.0, 3510.0], candidate=[4541.0, 4500.0, 4520.0])
-    reuse = report(3480.0, 3500.0)
-    arms = measure_interleaved(
-        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 1, clock, reuse=reuse
-    )
+    arms = interleave(clock, samples=1, reuse=report(3480.0, 3500.0))
     verdict, why = budget.effective_verdict(arms.comparison, arms.per_arm)
     assert arms.per_arm == 3 and verdict == INCONCLUSIVE and "disagree after 3" in why
 
 
 def test_under_samples_1_one_slow_candidate_run_does_not_drop_a_structural_win():
     clock = ScriptedClock(accepted=[3490.0, 3500.0, 3505.0], candidate=[4541.0, 3400.0, 3410.0])
-    reuse = report(3480.0, 3500.0)
-    arms = measure_interleaved(
-        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 1, clock, reuse=reuse
-    )
+    arms = interleave(clock, samples=1, reuse=report(3480.0, 3500.0))
     assert arms.comparison.verdict == IMPROVED and arms.per_arm >= 2
 
 
@@ -353,10 +349,7 @@ class SameCodeClock(ScriptedClock):
 
 def test_the_same_code_measured_far_apart_in_one_apply_says_the_machine_moved_with_both_figures():
     clock = SameCodeClock(accepted=[2500.0, 2510.0, 2505.0], candidate=[2490.0, 2500.0, 2495.0])
-    reuse = report(3480.0, 3500.0)
-    arms = measure_interleaved(
-        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 3, clock, reuse=reuse
-    )
+    arms = interleave(clock, samples=3, reuse=report(3480.0, 3500.0))
     drift = [n for n in arms.comparison.notes if "the machine's speed moved" in n]
     # judged on compile elapsed (the same identities were built), which the test's samples put 400 ms above
     assert len(drift) == 1 and "at 3890 ms of compile elapsed" in drift[0] and "at 2905 ms" in drift[0], drift
@@ -364,10 +357,7 @@ def test_the_same_code_measured_far_apart_in_one_apply_says_the_machine_moved_wi
 
 def test_the_same_code_measured_again_within_its_band_gets_no_drift_note():
     clock = SameCodeClock(accepted=[2500.0, 2510.0, 2505.0], candidate=[2490.0, 2500.0, 2495.0])
-    reuse = report(2500.0, 2506.0)
-    arms = measure_interleaved(
-        [], Path("."), Path("."), lambda b, a: compare(b, a, accepted_history=[reuse]), 3, clock, reuse=reuse
-    )
+    arms = interleave(clock, samples=3, reuse=report(2500.0, 2506.0))
     assert not [n for n in arms.comparison.notes if "speed moved" in n], arms.comparison.notes
 
 
