@@ -346,6 +346,14 @@ def test_the_body_leads_with_the_metric_that_decided():
     assert "- cold module work: 1000 -> 700 ms" in body  # measured too, not what decided
 
 
+def test_the_counts_a_fix_left_as_they_were_share_one_line_and_keep_their_trailers():
+    body = commit_message(FIX, kept(numbers()), "wf/startup")
+    measured = next(p for p in body.split("\n\n") if p.startswith("Also measured"))
+    assert "- unchanged: LTO artifacts (0), warm builds (0)" in measured
+    assert "0 -> 0" not in measured  # a reviewer reads what moved
+    assert "Warp-Fix-Warm-Builds: 0 -> 0" in body and "Warp-Fix-LTO-Artifacts: 0 -> 0" in body
+
+
 def test_the_body_gives_evidence_notes_what_to_check_and_how_to_roll_back():
     unused = "f(): parameter `module` is no longer used (kept: callers may still pass it)"
     stale = "its docstring describes the options it set, no longer done"
@@ -486,5 +494,8 @@ def test_once_nothing_is_rebuilt_the_summary_points_at_bake():
         "machine; `warp-fix bake -- python -m sim` builds them once and restores them verified in CI and "
         "deployment (docs/bake.md)"
     )
+    one = remaining_work(case.run(builds=[case.build("sim", ms=300.0)]).report)
+    assert one.line(["python", "-m", "sim"]).startswith("no redundant build left: 1 module identity, 300 ms")
+    assert "builds it once and restores it verified" in one.line(["python", "-m", "sim"])
     rebuilt = case.run(builds=[case.build("sim")], rebuilds=[case.kernel_added("sim", "late")]).report
     assert remaining_work(rebuilt) is None

@@ -94,7 +94,10 @@ def _measurements(n: Numbers) -> str:
     lines = [f"Also measured against the previous state, interleaved, n={n.per_arm} per arm ({n.stop}):"]
     deciding = set(_deciding(n))
     others = [m for m in (*TIMING, *STRUCTURE) if m not in deciding]
-    lines += [f"- {line}" for metric in others if (line := _metric_line(n, metric))]
+    still = [m for m in others if not m.timing and _unmoved(n, m)]
+    lines += [f"- {line}" for metric in others if metric not in still and (line := _metric_line(n, metric))]
+    if still:
+        lines.append("- unchanged: " + ", ".join(f"{m.label} ({n.structure[m.field][0]:,})" for m in still))
     launches = {
         True: f"yes, {n.launch_count} launches in the same order and structure",
         False: "NO",
@@ -108,6 +111,12 @@ def _measurements(n: Numbers) -> str:
     lines += [f"- output {rule}" for rule in n.output_rules]
     lines += [f"- note: {note}" for note in n.notes]
     return "\n".join(_wrap(line, indent="  " if line.startswith("- ") else "") for line in lines)
+
+
+def _unmoved(n: Numbers, metric: Metric) -> bool:
+    """A count the fix left as it was: one line names them all, the trailers keep each for machines."""
+    before_after = n.structure.get(metric.field)
+    return before_after is not None and before_after[0] == before_after[1]
 
 
 def _gone_line(gone: GoneBuild) -> str:

@@ -274,10 +274,12 @@ class Remaining:
     cold_module_ms: float
 
     def line(self, command: list[str]) -> str:
+        one = self.identities == 1
         return (
-            f"no redundant build left: {self.identities} module identities, {self.cold_module_ms:,.0f} ms of cold "
-            f"module work, built once on every fresh machine; `warp-fix bake -- {shlex.join(command)}` builds them "
-            "once and restores them verified in CI and deployment (docs/bake.md)"
+            f"no redundant build left: {self.identities} module {'identity' if one else 'identities'}, "
+            f"{self.cold_module_ms:,.0f} ms of cold module work, built once on every fresh machine; "
+            f"`warp-fix bake -- {shlex.join(command)}` builds {'it' if one else 'them'} once and restores "
+            f"{'it' if one else 'them'} verified in CI and deployment (docs/bake.md)"
         )
 
 
