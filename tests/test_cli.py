@@ -310,3 +310,39 @@ def test_json_dash_puts_the_json_alone_on_standard_output(tmp_path):
     assert json.loads(proc.stdout)["verdict"] == "INCONCLUSIVE"
     assert "INCONCLUSIVE" in proc.stderr  # the human view moved to standard error
     assert not (tmp_path / "-").exists() and not Path("-").exists()
+
+
+def test_a_json_file_in_a_missing_directory_is_refused_before_anything_runs(tmp_path):
+    for argv in (["apply", "--json", "nowhere/ledger.json", "--", "python", "-c", "pass"],
+                 ["demo", "--json", "nowhere/demo.json"], ["bake", "key", "--json", "nowhere/key.json"]):
+        proc = warp_fix(*argv, cwd=tmp_path)
+        assert_usage_error(proc, "cannot write --json nowhere/")
+        assert "its directory does not exist" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_under_demo_json_dash_each_step_s_screen_goes_to_standard_error(capsys):
+    """`demo --json -` runs plan, apply and log through this: their tables must not mix into the JSON."""
+    assert cli._steps_to_stderr(["skill"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("---\nname: warp-fix")
+
+
+def test_every_command_and_bake_action_takes_json():
+    def options(parser: argparse.ArgumentParser) -> set[str]:
+        return {flag for action in parser._actions for flag in action.option_strings}
+
+    commands = subcommands(cli.build_parser())
+    bake = next(c.parser for c in commands if c.name == "bake")
+    leaves = [c for c in commands if c.name != "bake"] + subcommands(bake)
+    assert len(leaves) >= 14
+    assert [c.name for c in leaves if "--json" not in options(c.parser)] == []
+
+
+def test_json_dash_takes_standard_output_from_the_text_commands(capsys):
+    assert cli.main(["completion", "bash", "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["shell"] == "bash" and "complete" in err and "complete" in json.loads(out)["script"]
+    assert cli.main(["skill", "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["skill"] == err

@@ -86,8 +86,8 @@ class FakeCli:
 
 def run(fake: FakeCli, keep: Path | None = None) -> tuple[int, list[str]]:
     lines: list[str] = []
-    code = demo.run_demo(keep, fake, heading=lines.append, say=lines.append)
-    return code, lines
+    result = demo.run_demo(keep, fake, heading=lines.append, say=lines.append)
+    return result.exit_code, lines
 
 
 def demo_dirs() -> list[Path]:
@@ -129,3 +129,13 @@ def test_keep_leaves_the_repository_and_says_where(tmp_path):
     assert lines[-1] == f"the repository stays in {repo}: `git -C {repo} log --stat {demo.BRANCH}` shows the commits"
     with pytest.raises(demo.DemoError, match="already exists"):
         run(FakeCli(), keep=tmp_path / "kept")
+
+
+def test_the_demo_s_json_says_how_it_ended_with_apply_s_ledger(tmp_path):
+    entry = Entry("F1", "cache-discarded", "Keep the kernel cache", "safe", "kept", "warm builds 1 -> 0")
+    kept = demo.run_demo(tmp_path / "kept", FakeCli(entries=[entry]), heading=print, say=print).to_json()
+    assert kept["exit_code"] == 0 and kept["kept"] == 1 and kept["branch"] == demo.BRANCH
+    assert kept["repository"] == str((tmp_path / "kept" / "terrain-app").resolve())
+    assert [e["fix_id"] for e in kept["ledger"]["entries"]] == ["F1"]
+    gone = demo.run_demo(None, FakeCli(apply_code=1), heading=print, say=print).to_json()
+    assert gone["exit_code"] == 1 and gone["repository"] is None and gone["ledger"] is None

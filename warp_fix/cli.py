@@ -218,28 +218,49 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     from warp_fix.demo import DemoError, run_demo
 
     try:
-        return run_demo(
+        result = run_demo(
             Path(args.keep) if args.keep else None,
-            main,
+            _steps_to_stderr if args.json == "-" else main,
             heading=lambda text: console.rule(escape(text)),
             say=lambda text: console.print(text, markup=False, highlight=False),
         )
     except DemoError as exc:
         raise UsageError(str(exc)) from None
+    if args.json:
+        write_json(args.json, result.to_json())
+    return result.exit_code
+
+
+def _steps_to_stderr(argv: list[str]) -> int:
+    """A demo step under `demo --json -`: its screen goes to standard error, which leaves the JSON alone."""
+    from contextlib import redirect_stdout
+
+    with redirect_stdout(sys.stderr):
+        return main(argv)
 
 
 def cmd_skill(args: argparse.Namespace, console: Console) -> int:
     from warp_fix.agent_skill import SkillError, install_skill, skill_text
 
     if args.install is None:
-        sys.stdout.write(skill_text())
-        return EXIT_OK
-    try:
-        path, what = install_skill(Path(args.install), force=args.force)
-    except SkillError as exc:
-        raise UsageError(str(exc)) from None
-    console.print(f"{what}: {path}", markup=False, highlight=False)
+        text = skill_text()
+        _text_out(args).write(text)
+        data = {"skill": text}
+    else:
+        try:
+            path, what = install_skill(Path(args.install), force=args.force)
+        except SkillError as exc:
+            raise UsageError(str(exc)) from None
+        console.print(f"{what}: {path}", markup=False, highlight=False)
+        data = {"path": str(path), "result": what}
+    if args.json:
+        write_json(args.json, data)
     return EXIT_OK
+
+
+def _text_out(args: argparse.Namespace):
+    """Where a command's text goes: standard output, or standard error when `--json -` takes standard output."""
+    return sys.stderr if args.json == "-" else sys.stdout
 
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
@@ -309,8 +330,6 @@ def run_bake(args: argparse.Namespace) -> int:
     and its own start-up is part of what a restored cold start costs. `--json -` puts the JSON alone on
     standard output and the lines on standard error."""
     try:
-        if args.json and args.json != "-" and not Path(args.json).resolve().parent.is_dir():
-            raise UsageError(f"cannot write --json {args.json}: its directory does not exist")
         lines, code, data = BAKE_ACTIONS[args.bake_action](args)
         if args.json:
             _write_bake_json(args.json, data)
@@ -437,7 +456,10 @@ BAKE_ACTIONS = {
 def cmd_completion(args: argparse.Namespace, console: Console) -> int:
     from warp_fix.cli_reference import completion_script
 
-    sys.stdout.write(completion_script(build_parser(), args.shell))
+    script = completion_script(build_parser(), args.shell)
+    _text_out(args).write(script)
+    if args.json:
+        write_json(args.json, {"shell": args.shell, "script": script})
     return EXIT_OK
 
 
@@ -457,6 +479,11 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(with_default_bake_action(sys.argv[1:] if argv is None else argv))
+    destination = getattr(args, "json", None)
+    if destination and destination != "-" and not Path(destination).resolve().parent.is_dir():
+        # said before a run of minutes, not after it
+        print(f"warp-fix: error: cannot write --json {destination}: its directory does not exist", file=sys.stderr)
+        return EXIT_USAGE
     if args.name in PLAIN_COMMANDS:
         return PLAIN_COMMANDS[args.name](args)
     from rich.console import Console

@@ -114,6 +114,9 @@ def _add_other_commands(sub) -> None:
     demo.add_argument(
         "--keep", metavar="DIR", help="leave the example repository in DIR (default: a temporary directory, removed)"
     )
+    demo.add_argument(
+        "--json", metavar="FILE", help="write how it ended and apply's ledger here (- for standard output)"
+    )
 
     check = sub.add_parser(
         "check", help="CI guard: fail when cold-start work grew against a committed baseline",
@@ -132,6 +135,7 @@ def _add_other_commands(sub) -> None:
 
     completion = sub.add_parser("completion", help="print a shell completion script generated from this parser")
     completion.add_argument("shell", choices=("bash", "zsh"), help="e.g. source <(warp-fix completion bash)")
+    completion.add_argument("--json", metavar="FILE", help="also write the script as JSON here (- for standard output)")
 
     skill = sub.add_parser("skill", help="print the agent skill that teaches a coding agent to use warp-fix")
     skill.add_argument(
@@ -139,6 +143,9 @@ def _add_other_commands(sub) -> None:
         help=f"write it to DIR/warp-fix/SKILL.md instead (DIR default: {SKILLS_DIR})",
     )
     skill.add_argument("--force", action="store_true", help="with --install: replace a different SKILL.md")
+    skill.add_argument(
+        "--json", metavar="FILE", help="also write the skill, or where --install put it, here (- for standard output)"
+    )
 
 
 BAKE_ACTIONS = ("create", "key", "restore", "verify", "push", "pull")

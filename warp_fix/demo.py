@@ -16,9 +16,10 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-from warp_fix.apply.ledger import read_ledger
+from warp_fix.apply.ledger import Ledger, read_ledger
 from warp_fix.config import load_config
 
 EXAMPLE = Path(__file__).resolve().with_name("demo_app")
@@ -26,6 +27,7 @@ BRANCH = "wf/startup"
 BASE = "main"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 EXIT_NOTHING_KEPT = 1
+LEDGER_FILE = "ledger.json"  # apply's --json, beside the repository
 
 Say = Callable[[str], None]
 
@@ -79,17 +81,37 @@ def why_nothing_was_kept(ledger_file: Path) -> list[str]:
     return [f"{e.fix_id} {e.title}: {e.outcome}, {e.brief_reason()}" for e in ledger.entries]
 
 
-def run_demo(keep: Path | None, run_cli: Callable[[list[str]], int], heading: Say, say: Say) -> int:
-    """Plan, apply and log on a copy of the example; 0 only when apply kept at least one fix."""
+@dataclass(frozen=True)
+class DemoResult:
+    """How the demo ended: its exit code, the repository if it was kept, and apply's ledger if apply wrote one."""
+
+    exit_code: int
+    repository: Path | None  # None once the temporary copy is removed
+    kept: int  # commits on the branch
+    ledger: Ledger | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "exit_code": self.exit_code,
+            "repository": str(self.repository) if self.repository else None,
+            "branch": BRANCH,
+            "kept": self.kept,
+            "ledger": self.ledger.to_json() if self.ledger else None,
+        }
+
+
+def run_demo(keep: Path | None, run_cli: Callable[[list[str]], int], heading: Say, say: Say) -> DemoResult:
+    """Plan, apply and log on a copy of the example; exit code 0 only when apply kept at least one fix."""
     parent = Path(tempfile.mkdtemp(prefix="warp-fix-demo-")) if keep is None else keep.resolve()
     try:
         parent.mkdir(parents=True, exist_ok=True)
         code, repo = _walk_through(parent, run_cli, heading, say)
+        kept = kept_commits(repo)
         if keep is None:
             say("the example repository was temporary and is now removed; `warp-fix demo --keep DIR` keeps it")
-        elif kept_commits(repo):
+        elif kept:
             say(f"the repository stays in {repo}: `git -C {repo} log --stat {BRANCH}` shows the commits")
-        return code
+        return DemoResult(code, None if keep is None else repo, kept, read_ledger(parent / LEDGER_FILE))
     finally:
         if keep is None:
             shutil.rmtree(parent, ignore_errors=True)
@@ -100,7 +122,7 @@ def _walk_through(parent: Path, run_cli: Callable[[list[str]], int], heading: Sa
     config = load_config(repo, repo)
     command = ["--", *(config.command or ())]
     say(f"example app copied to {repo} (a fresh git repository); its tests: {config.test}")
-    ledger_file = parent / "ledger.json"
+    ledger_file = parent / LEDGER_FILE
     with this_interpreter_first():
         heading("step 1/3: plan")
         code = run_cli(["plan", "--cwd", str(repo), *command])
