@@ -158,6 +158,17 @@ def test_every_timing_says_whether_it_is_beyond_the_noise_band() -> None:
     assert "total vs baseline: module identities built 5 -> 4, warm builds 5 -> 0; cold module work" in text
 
 
+def test_each_measured_cell_gives_a_figure_once_and_only_figures_that_say_something() -> None:
+    """The "kept for" line is not repeated below it, and a count that did not move ("5 → 5") or a timing not
+    measured ("n/a") is left to the ledger: apply's table and the log's read the same."""
+    text = screen(demo_ledger(), width=1000)
+    kept_for_identities = "kept for module identities built 5 -> 4"
+    assert text.count(kept_for_identities) == 2  # apply's row for F2, and the log's
+    assert "module identities built 5 → 4" not in text  # not again under it
+    assert "5 → 5" not in text and "5 -> 5" not in text and "n/a" not in text
+    assert text.count("cold module work 2450 → 2430 ms (inside the ±90 ms noise band: not significant)") == 1
+
+
 def test_no_internal_jargon() -> None:
     """Labels a newcomer knows ("warm builds", "cold module work"), not trailer keys or field names, and none of
     apply's words for its own bookkeeping."""

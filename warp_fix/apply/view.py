@@ -92,32 +92,36 @@ def _row(entry: Entry) -> list[str]:
     n = entry.numbers
     if n is None:
         return [fix, outcome, "", what]
-    measured = "\n".join(
-        x
-        for x in (
-            f"kept for {n.headline()}" if entry.outcome == KEPT and n.headline() else "",
-            f"{IDENTITIES.label} {_pair(n.structure.get(IDENTITIES.field))}",
-            f"{COLD_MODULE.label} {_ms(n, COLD_MODULE)}",
-            f"{COMPILE_ELAPSED.label} {_ms(n, COMPILE_ELAPSED)}",
-            f"{KERNEL.label} {_ms(n, KERNEL)}" if n.timing_of(KERNEL) else "",
-            f"output {n.output_summary}" if n.output_detail and n.output_detail != "identical" else "",
-            f"n={n.per_arm} per arm, {n.verdict}",
-        )
-        if x
-    )
-    return [fix, outcome, escape(measured), what]
+    headline = n.headline() if entry.outcome == KEPT else ""
+    figures = {
+        IDENTITIES: _pair(n.structure.get(IDENTITIES.field)),
+        COLD_MODULE: _ms(n, COLD_MODULE),
+        COMPILE_ELAPSED: _ms(n, COMPILE_ELAPSED),
+        KERNEL: _ms(n, KERNEL),
+    }
+    lines = [
+        f"kept for {headline}" if headline else "",
+        *_cell_lines(headline, figures),
+        f"output {n.output_summary}" if n.output_detail and n.output_detail != "identical" else "",
+        f"n={n.per_arm} per arm, {n.verdict}",
+    ]
+    return [fix, outcome, escape("\n".join(line for line in lines if line)), what]
+
+
+def _cell_lines(headline: str, figures: dict[Metric, str]) -> list[str]:
+    """A measured cell's figure lines: each metric once (none the "kept for" line already gives), and only
+    where it has a figure that moved or was timed (the ledger keeps unchanged counts and n/a)."""
+    return [f"{metric.label} {text}" for metric, text in figures.items() if text and metric.label not in headline]
 
 
 def _pair(pair) -> str:
-    return f"{pair[0]} → {pair[1]}" if pair else ""
+    return f"{pair[0]} → {pair[1]}" if pair and pair[0] != pair[1] else ""
 
 
 def _ms(numbers: Numbers, metric: Metric) -> str:
     t = numbers.timing_of(metric)
-    if t is None:
+    if t is None or t.not_applicable:
         return ""
-    if t.not_applicable:
-        return "n/a"
     return f"{fmt_ms(t.before.median)} → {fmt_ms(t.after.median)} ms ({significance(t)})"
 
 
@@ -150,18 +154,23 @@ def _commit_measured(log: BranchLog, row: CommitRow) -> str:
     if row.trailers is None:
         return ""
     headline = log.headlines.get(row.sha, "")
-    lines = [f"kept for {headline}"] if headline else []
-    for metric in (IDENTITIES, COLD_MODULE, COMPILE_ELAPSED):
-        text = row.text(metric)
-        if text:
-            lines.append(f"{metric.label} {_timing_cell(log, row.sha, text, metric) if metric.timing else text}")
-    return "\n".join(lines)
+    figures = {metric: _recorded(log, row, metric) for metric in (IDENTITIES, COLD_MODULE, COMPILE_ELAPSED)}
+    return "\n".join(([f"kept for {headline}"] if headline else []) + _cell_lines(headline, figures))
+
+
+def _recorded(log: BranchLog, row: CommitRow, metric: Metric) -> str:
+    """A commit's recorded figure for its cell: a timing against its band, a count that moved; "" otherwise."""
+    text = row.text(metric)
+    if not text or text == NOT_APPLICABLE:
+        return ""
+    if metric.timing:
+        return _timing_cell(log, row.sha, text, metric)
+    change = row.change(metric)
+    return text if change is None or change[0] != change[1] else ""
 
 
 def _timing_cell(log: BranchLog, sha: str, text: str, metric: Metric) -> str:
     """A commit's timing in ms, against its noise band when apply's ledger says how its own measurement fell."""
-    if text == NOT_APPLICABLE:
-        return text
     measured = log.inside_band.get(sha)
     if measured is None:  # not in apply's ledger: as the commit records it
         return f"{text} ms"
