@@ -246,7 +246,7 @@ def test_interrupt_after_kept_fixes_says_what_is_left_and_how_to_review_it(monke
     monkeypatch.setitem(cli.COMMANDS, "apply", apply)
     assert cli.main(["apply", "--branch", "wf/startup"]) == 130
     err = capsys.readouterr().err
-    assert "branch wf/startup was kept with 1 measured commit(s)" in err
+    assert "branch wf/startup was kept with 1 measured commit" in err
     assert str(files[1]) in err
     assert "warp-fix log wf/startup" in err and "git branch -D wf/startup" in err
 

@@ -99,7 +99,7 @@ def test_a_kept_fix_is_reviewed_and_the_temporary_directory_removed():
     code, lines = run(fake)
     assert code == 0
     assert [call[0] for call in fake.calls] == ["plan", "apply", "log"]
-    assert "1 fix(es) kept as commits on wf/startup, each measured and tested" in lines
+    assert "1 fix kept as commits on wf/startup, each measured and tested" in lines
     assert demo_dirs() == []
     assert fake.python_seen is not None and Path(fake.python_seen).parent == Path(sys.executable).parent
 

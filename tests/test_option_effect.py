@@ -35,8 +35,8 @@ def test_a_config_set_after_the_module_was_created_moves_nothing_and_says_where(
     (effect,) = option_effects(before, after, BACKWARD)
     assert not effect.took_effect
     assert no_effect_reason(effect, after) == (
-        "no effect: wp.config.enable_backward was set at app.py:4, after module(s) sim were created "
-        "(Warp copies it at creation): module(s) sim on cpu built with the same enable_backward and hash"
+        "no effect: wp.config.enable_backward was set at app.py:4, after module sim was created "
+        "(Warp copies it at creation): module sim on cpu built with the same enable_backward and hash"
     )
 
 
@@ -59,7 +59,7 @@ def test_every_target_module_must_move_not_just_some_module():
     assert some.took_effect
     (both,) = option_effects(before, after, OptionClaim(("enable_backward",), ("sim", "render")))
     assert not both.took_effect and both.missed == ("render on cpu",)
-    reason = "no effect: module(s) render on cpu built with the same enable_backward and hash"
+    reason = "no effect: module render on cpu built with the same enable_backward and hash"
     assert no_effect_reason(both, after) == reason
 
 

@@ -16,6 +16,7 @@ from warp_fix.compare import STRUCTURE, recorded
 from warp_fix.config import ProjectConfig, load_config
 from warp_fix.probe.stats import noise_band
 from warp_fix.report import Report, Stat
+from warp_fix.wording import counted
 
 TIMING_METRIC = "cold_module_ms"
 MIN_TIMING_SAMPLES = 3
@@ -118,7 +119,7 @@ def timing_notes(baseline: Report, current: Report) -> list[str]:
     if min(counts) >= MIN_TIMING_SAMPLES:
         return []
     return [
-        f"timing judged on {counts[0]}/{counts[1]} sample(s): use --samples {MIN_TIMING_SAMPLES} or more "
+        f"timing judged on {counts[0]}/{counted(counts[1], 'sample')}: use --samples {MIN_TIMING_SAMPLES} or more "
         "(for the baseline too) for a band that reflects the machine's noise"
     ]
 

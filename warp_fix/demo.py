@@ -21,6 +21,7 @@ from pathlib import Path
 
 from warp_fix.apply.ledger import Ledger, read_ledger
 from warp_fix.config import load_config
+from warp_fix.wording import counted
 
 EXAMPLE = Path(__file__).resolve().with_name("demo_app")
 BRANCH = "wf/startup"
@@ -144,5 +145,5 @@ def _walk_through(parent: Path, run_cli: Callable[[list[str]], int], heading: Sa
         return EXIT_NOTHING_KEPT, repo
     heading("step 3/3: log")
     run_cli(["log", BRANCH, "--cwd", str(repo)])
-    say(f"{kept} fix(es) kept as commits on {BRANCH}, each measured and tested")
+    say(f"{counted(kept, 'fix', 'fixes')} kept as commits on {BRANCH}, each measured and tested")
     return 0, repo

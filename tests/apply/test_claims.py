@@ -167,7 +167,7 @@ def test_band_is_never_tighter_than_half_the_spread_seen():
 def test_band_from_single_runs_says_it_is_only_the_floor():
     band = estimate_band([[1000.0], [1010.0]], 1000.0, "the two reports")
     assert band.value == 10.0
-    assert band.how == "from 2 single run(s) of the two reports: no spread observed yet, the 1% floor"
+    assert band.how == "from 2 single runs of the two reports: no spread observed yet, the 1% floor"
 
 
 def test_kernel_time_spreads_keep_their_digits():
@@ -366,7 +366,7 @@ def test_the_same_code_measured_again_within_its_band_gets_no_drift_note():
 
 def test_compile_elapsed_is_na_when_the_warm_run_compiled():
     elapsed, why = compile_elapsed([sample(300.0, warm_builds=2, warm_wall=1665.0)])
-    assert elapsed.values == [] and "warm run compiled too (2 build(s))" in why
+    assert elapsed.values == [] and "warm run compiled too (2 builds)" in why
     c = compare(report(3000.0), report(2900.0, warm_builds=2))
     (line,) = [t.line() for t in c.timing if t.metric == "compile elapsed"]
     assert line.startswith("compile elapsed: n/a (after: the warm run compiled too") and "-" not in line.split("(")[0]

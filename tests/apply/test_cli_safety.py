@@ -149,7 +149,7 @@ def test_dry_run_warns_about_uncommitted_changes_as_a_real_run_does(nondetermini
         command=[PYTHON, "app.py"], cwd=nondeterministic_repo, branch=None, samples=1, dry_run=True
     )
     result = run_apply(request, planner=lambda *a: Plan(command=[]))
-    assert any("1 uncommitted change(s) are not on the new branch" in w for w in result.ledger.warnings)
+    assert any("1 uncommitted change is not on the new branch" in w for w in result.ledger.warnings)
 
 
 def start_apply(repo: Path, branch: str) -> subprocess.Popen:

@@ -63,7 +63,7 @@ def test_a_setting_below_the_import_that_created_the_module_has_no_effect_and_sa
     comparison = judge(before, after, {"enable_backward"}, None, [], BACKWARD_IN_SIM)
     assert comparison.verdict == NO_EFFECT
     (reason,) = comparison.reasons
-    assert reason.startswith("no effect: wp.config.enable_backward was set at app.py:5, after module(s) sim")
+    assert reason.startswith("no effect: wp.config.enable_backward was set at app.py:5, after module sim")
     assert "sim on cpu built with the same enable_backward and hash" in reason
 
 

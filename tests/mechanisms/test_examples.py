@@ -55,9 +55,9 @@ def test_the_registry_lists_each_mechanism_once_in_both_orders() -> None:
 
 
 def test_a_fix_says_how_many_of_the_modules_builds_it_removes() -> None:
-    """`Finding.all_builds` counts the builds of the modules a finding concerns: "removes 1 build(s) of 2"."""
+    """`Finding.all_builds` counts the builds of the modules a finding concerns: "removes 1 build of 2"."""
     example = KernelAfterLoad.EXAMPLES[0]
     finding = KernelAfterLoad().diagnose(example.inputs)
     (fix,) = [p for p in KernelAfterLoad().propose(finding, example.inputs) if isinstance(p, Fix)]
     assert (finding.extra_builds, finding.all_builds) == (1, 2)
-    assert fix.expected.startswith("removes 1 build(s) of 2")
+    assert fix.expected.startswith("removes 1 build of 2")

@@ -186,7 +186,7 @@ def test_plugin_kernels_keep_their_backward_option(plan_of):
     assert "shading/shaders.py" not in edited and "shading/effects.py" not in edited
     reasons = [n.reason for n in plan.not_proposed if n.slug == "unused-backward"]
     assert any("toon (chosen by kind)" in r and "plugin code is left as it is" in r for r in reasons)
-    assert any(r.startswith("shading.effects holds optional kernel(s)") for r in reasons)
+    assert any(r.startswith("shading.effects holds optional kernels") for r in reasons)
 
 
 def test_backward_off_in_several_modules_of_one_file_is_one_fix(plan_of):

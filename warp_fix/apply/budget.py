@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from warp_fix.compare import INCONCLUSIVE, INVALID, NO_EFFECT, Comparison, TimingDelta
 from warp_fix.metrics import KERNEL
+from warp_fix.wording import counted
 
 MIN_TIMING_SAMPLES = 3  # a median and a MAD need three values (WARP_FACTS.md, measurement rules)
 CLEARLY_OUTSIDE = 2.0  # |delta| > 2 x band: more samples will not change the verdict
@@ -149,7 +150,7 @@ def effective_verdict(comparison: Comparison, per_arm: int) -> tuple[str, str]:
     """The verdict apply acts on, and why: a timing-only verdict from < 3 samples per arm is inconclusive."""
     verdict = comparison.verdict
     if contradicted(comparison):
-        return INCONCLUSIVE, f"structure and timing disagree after {per_arm} sample(s) per arm"
+        return INCONCLUSIVE, f"structure and timing disagree after {counted(per_arm, 'sample')} per arm"
     if verdict in (INVALID, NO_EFFECT) or structure_changed(comparison) or per_arm >= MIN_TIMING_SAMPLES:
         return verdict, verdict.lower()
     judged = judged_delta(comparison)
@@ -158,7 +159,7 @@ def effective_verdict(comparison: Comparison, per_arm: int) -> tuple[str, str]:
     if verdict == INCONCLUSIVE:
         return verdict, "inconclusive"
     return INCONCLUSIVE, (
-        f"timing-only {verdict.lower()} from {per_arm} sample(s) per arm: a timing claim needs "
+        f"timing-only {verdict.lower()} from {counted(per_arm, 'sample')} per arm: a timing claim needs "
         f"{MIN_TIMING_SAMPLES} per arm, or {EARLIEST} when at least {LARGE_EFFECT:g}x the band (raise --samples)"
     )
 

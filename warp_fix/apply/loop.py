@@ -44,6 +44,7 @@ from warp_fix.model import NO_OPTIONS, Fix, OptionClaim, Plan
 from warp_fix.output_model import OutputModel, OutputModelError, learn
 from warp_fix.probe import ProbeError
 from warp_fix.report import Report
+from warp_fix.wording import counted, noun
 
 if TYPE_CHECKING:
     from codemods import CodemodResult
@@ -104,8 +105,8 @@ def _precondition_warnings(repo: UserRepo, request: ApplyRequest) -> list[str]:
     dirty = repo.uncommitted()
     if dirty:
         warnings.append(
-            f"{len(dirty)} uncommitted change(s) are not on the new branch: it starts from HEAD "
-            f"{repo.head[:10]} without them"
+            f"{counted(len(dirty), 'uncommitted change')} {noun(len(dirty), 'is', 'are')} not on the new branch: it "
+            f"starts from HEAD {repo.head[:10]} without {noun(len(dirty), 'it', 'them')}"
         )
     if not request.test:
         warnings.append(

@@ -17,6 +17,7 @@ from warp_fix.apply.ledger import DECLINED, DROPPED, KEPT, OFFERED, Entry, Ledge
 from warp_fix.apply.review import BranchLog, CommitRow
 from warp_fix.apply.trailers import NOT_APPLICABLE
 from warp_fix.metrics import COLD_MODULE, COMPILE_ELAPSED, IDENTITIES, KERNEL, Metric, fmt_ms
+from warp_fix.wording import counted
 
 STYLE = {KEPT: "green", OFFERED: "magenta", DROPPED: "yellow", DECLINED: "dim", "planned": "cyan"}
 
@@ -50,7 +51,7 @@ def print_ledger(ledger: Ledger, console: Console, files=None, shown: Collection
         console.print(
             f"{kept} kept, {len(ledger.of(OFFERED))} offered, {len(ledger.of(DROPPED))} dropped, "
             f"{len(ledger.of(DECLINED))} declined; "
-            f"{ledger.probe_calls} measurement(s) ({ledger.probe_seconds:.0f} s), "
+            f"{counted(ledger.probe_calls, 'measurement')} ({ledger.probe_seconds:.0f} s), "
             f"tests {ledger.test_seconds:.0f} s, "
             f"total {ledger.total_seconds:.0f} s",
             highlight=False,
@@ -72,7 +73,8 @@ def interrupted_lines(ledger: Ledger, files: tuple[Path, Path] | None) -> list[s
     kept = len(ledger.of(KEPT))
     if not kept:
         return [f"no fix was kept before the interrupt: no branch was left ({ledger.branch} is free again)"]
-    lines = [f"branch {ledger.branch} was kept with {kept} measured commit(s): the fixes kept before the interrupt"]
+    commits = counted(kept, "measured commit")
+    lines = [f"branch {ledger.branch} was kept with {commits}: the fixes kept before the interrupt"]
     if files:
         lines.append(f"ledger: {files[1]} (and .json)")
     lines += [
@@ -128,7 +130,8 @@ def _ms(numbers: Numbers, metric: Metric) -> str:
 def print_log(log: BranchLog, console: Console) -> None:
     """The branch's commits in three columns that fit a 100-column terminal without splitting a word: the
     commit, what it changed (subject, mechanism, files) and what it measured against its predecessor."""
-    table = Table(title=escape(f"{log.branch}: {len(log.rows)} commit(s) since {log.base[:10]} ({log.base_source})"))
+    commits = counted(len(log.rows), "commit")
+    table = Table(title=escape(f"{log.branch}: {commits} since {log.base[:10]} ({log.base_source})"))
     table.add_column("commit", no_wrap=True)
     table.add_column("what", ratio=2, overflow="fold")
     table.add_column("measured", ratio=3, overflow="fold")
@@ -141,12 +144,13 @@ def print_log(log: BranchLog, console: Console) -> None:
     if totals:
         text = ", ".join(_total(log, m, before, after) for m, (before, after) in totals.items())
         console.print(
-            f"totals over {len(log.ours)} warp-fix commit(s) ({log.totals_source()}): {text}",
+            f"totals over {counted(len(log.ours), 'warp-fix commit')} ({log.totals_source()}): {text}",
             markup=False,
             highlight=False,
         )
     if log.foreign:
-        console.print(f"{len(log.foreign)} commit(s) not made by warp-fix (no Warp-Fix trailers)", highlight=False)
+        foreign = counted(len(log.foreign), "commit")
+        console.print(f"{foreign} not made by warp-fix (no Warp-Fix trailers)", highlight=False)
 
 
 def _commit_measured(log: BranchLog, row: CommitRow) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from warp_fix.apply.errors import ApplyError
 from warp_fix.apply.git import Git, GitError
 from warp_fix.apply.signals import shielded_from_interrupts
+from warp_fix.wording import counted
 
 OWNER_FILE = "owner.json"
 TEMP_PREFIX = "warp-fix-apply-"
@@ -68,7 +69,7 @@ class UserRepo:
     def existing_branch_message(self, branch: str) -> str:
         tip = self.git.run("rev-parse", f"refs/heads/{branch}")
         ahead = self.git.run("rev-list", "--count", f"HEAD..{tip}")
-        what = "with no commits beyond HEAD" if ahead == "0" else f"with {ahead} commit(s) not on HEAD"
+        what = "with no commits beyond HEAD" if ahead == "0" else f"with {counted(int(ahead), 'commit')} not on HEAD"
         return (
             f"branch {branch} already exists ({what}): review it with `warp-fix log {branch}`, "
             f"delete it with `git branch -D {branch}`, or pick another --branch"

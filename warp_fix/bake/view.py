@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from warp_fix.wording import counted
+
 if TYPE_CHECKING:  # each action's view loads only its own result type's module
     from warp_fix.bake.create import BakeResult
     from warp_fix.bake.manifest import Manifest
@@ -51,5 +53,6 @@ def verify_lines(result: VerifyResult) -> list[str]:
     against = ", ".join(result.manifests) or "no manifest"
     if not result.misses:
         return [f"bake verify: ok: nothing compiled, {result.cache_hits} modules from the cache ({against})"]
-    lines = [f"bake verify: {len(result.misses)} module(s) compiled on {result.cache_dir} (against {against}):"]
+    compiled = counted(len(result.misses), "module")
+    lines = [f"bake verify: {compiled} compiled on {result.cache_dir} (against {against}):"]
     return lines + [f"  {miss.line()}" for miss in result.misses]

@@ -10,6 +10,7 @@ from warp_fix.mechanisms._base import Inputs
 from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, Evidence, Finding
 from warp_fix.report import OptionSource, Report, Site
 from warp_fix.scan.index import SourceIndex
+from warp_fix.wording import counted
 
 # --- findings and evidence -----------------------------------------------------------------------------------
 
@@ -76,7 +77,8 @@ def expected_effect(finding: Finding, builds: int | None = None, cost_ms: float 
     cost_ms = finding.cost_ms if cost_ms is None else cost_ms
     parts = []
     if builds:
-        parts.append(f"removes {builds} build(s)" + (f" of {finding.all_builds}" if finding.all_builds else ""))
+        of_all = f" of {finding.all_builds:,}" if finding.all_builds else ""
+        parts.append(f"removes {counted(builds, 'build')}{of_all}")
     if cost_ms:
         parts.append(f"~{cost_ms:,.0f} ms of measured cold module work")
     return "; ".join(parts) or "no measured cost attached (untested estimate: small)"

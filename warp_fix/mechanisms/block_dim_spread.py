@@ -24,6 +24,7 @@ from warp_fix.mechanisms._common import (
     runtime,
 )
 from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
+from warp_fix.wording import counted
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class BlockDimSpread(Mechanism[BlockDims]):
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{extra} extra build(s) for extra block sizes ({ms(cost)})",
+            f"{counted(extra, 'extra build')} for extra block sizes ({ms(cost)})",
             evidence=evidence,
             cost_ms=cost,
             extra_builds=extra,

@@ -14,6 +14,7 @@ from warp_fix.model import FIRED, RULED_OUT, SAFE, Evidence, Finding, Fix, NotPr
 from warp_fix.report import CacheDirEvidence, CacheOp, Rebuild, Report, Trace
 from warp_fix.scan.index import CacheOperation, Value
 from warp_fix.scan.parsed import says_maintenance
+from warp_fix.wording import counted
 
 CALLED_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")  # `helper(...)`: the name of the helper
 
@@ -108,17 +109,17 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
         warm_cost = summary.warm_module_ms.median if summary else 0.0
         parts = []
         if warm:
-            parts.append(f"the warm run still compiled {warm} module(s) ({ms(warm_cost)})")
+            parts.append(f"the warm run still compiled {counted(warm, 'module')} ({ms(warm_cost)})")
         if cleared:
             cold = summary.cold_module_ms.median if summary else 0.0
-            redone = [f"compile {len(rebuilt)} module(s) again"] if rebuilt else []
-            redone += [f"link {relinks} MathDx LTO build(s) again"] if relinks else []
+            redone = [f"compile {counted(len(rebuilt), 'module')} again"] if rebuilt else []
+            redone += [f"link {counted(relinks, 'MathDx LTO build')} again"] if relinks else []
             parts.append(
                 f"a cache clear in the run made the cold run {' and '.join(redone) or 'build again'}"
                 f" ({ms(cold_cost)} of {ms(cold)} cold module work)"
             )
         if not parts:
-            parts.append(f"{len(incidental)} cache-destroying statement(s) ran")
+            parts.append(f"{counted(len(incidental), 'cache-destroying statement')} ran")
         if per_run:
             parts.append("the kernel cache directory was per-run")
         return fired(
@@ -407,11 +408,11 @@ def _expected(facts: DiscardedCache) -> str:
     parts = []
     if facts.warm_builds:
         parts.append(
-            f"the warm start compiles {facts.warm_builds} fewer module(s) (~{facts.warm_ms:,.0f} ms of "
+            f"the warm start compiles {counted(facts.warm_builds, 'fewer module')} (~{facts.warm_ms:,.0f} ms of "
             "warm module work)"
         )
-    fewer = [f"{facts.cold_rebuilds} fewer module compile(s)"] if facts.cold_rebuilds else []
-    fewer += [f"{facts.lto_relinks} fewer MathDx LTO link(s)"] if facts.lto_relinks else []
+    fewer = [counted(facts.cold_rebuilds, "fewer module compile")] if facts.cold_rebuilds else []
+    fewer += [counted(facts.lto_relinks, "fewer MathDx LTO link")] if facts.lto_relinks else []
     if fewer:
         parts.append(f"the cold start does {' and '.join(fewer)} (~{facts.cold_ms:,.0f} ms of cold module work)")
     return "; ".join(parts) or "no measured cost attached (untested estimate: small)"

@@ -11,6 +11,7 @@ from warp_fix.mechanisms._attribution import Location
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, ruled_out, runtime
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, Proposal
+from warp_fix.wording import counted
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class ConcurrentCpuLoad(Mechanism[ConcurrentLoads]):
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{len(risky)} load call(s) with max_workers > 1 can target the CPU",
+            f"{counted(len(risky), 'load call')} with max_workers > 1 can target the CPU",
             evidence=[
                 runtime(f"{c.function}(max_workers={c.max_workers}, device={c.devices})", c.site, inputs)
                 for c in risky

@@ -20,6 +20,7 @@ from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Pr
 from warp_fix.report import KernelDef as TracedKernel
 from warp_fix.report import Site
 from warp_fix.scan.index import FactoryFunction, FunctionCalls, LoopFactoryCall, Value
+from warp_fix.wording import counted
 
 
 @dataclass(frozen=True)
@@ -166,8 +167,8 @@ class FactoryInLoop(Mechanism[LoopSets]):
         cost = sum(_cost(inputs, item) for item in found)
         return fired(
             self.SLUG, self.TITLE,
-            f"{extra} extra build(s): {len(found)} loop(s) made their factory's kernels one by one, a module each "
-            f"({ms(cost)})",
+            f"{counted(extra, 'extra build')}: {counted(len(found), 'loop')} made their factory's kernels one by one, "
+            f"a module each ({ms(cost)})",
             evidence=evidence, cost_ms=cost, extra_builds=extra,
             all_builds=builds_of(inputs, {m for item in found for m in item.modules}), facts=LoopSets(found),
         )

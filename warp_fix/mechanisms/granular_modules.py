@@ -22,6 +22,7 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import KernelSource, ModuleBuild
 from warp_fix.scan.index import KernelDef
+from warp_fix.wording import counted, noun
 
 MIN_MODULES = 2
 SMALL_KERNELS = 3  # a module of at most this many kernels is small: its per-module overhead is worth saving
@@ -153,7 +154,7 @@ class GranularModules(Mechanism[SmallModules]):
         kept_apart = apart.get(lifecycle, [])
         cost = sum(b.module_ms for b in builds) - max(b.module_ms for b in builds)
         where = builds[0].site.function if builds[0].site else "the same place"
-        evidence = [runtime(f"{b.module}: {len(b.kernels)} kernel(s), {ms(b.module_ms)}", b.site, inputs)
+        evidence = [runtime(f"{b.module}: {counted(len(b.kernels), 'kernel')}, {ms(b.module_ms)}", b.site, inputs)
                     for b in builds]
         evidence += [static(f"{a.module}: {', '.join(a.kernels)} are a closed set {a.picked_by}() picks from by "
                             "configuration, all defined at import: merged whole", a.file, a.line)
@@ -300,7 +301,7 @@ def _why_apart(inputs: Inputs, build: ModuleBuild, kernels: list[KernelDef], dif
     optional = [k for k in kernels if k.chosen_by]
     if optional:
         names = ", ".join(f"{k.name} (chosen by {', '.join(k.chosen_by)})" for k in optional)
-        return f"plugin code, optional kernel(s) {names}: left as it is"
+        return f"plugin code, optional {noun(len(optional), 'kernel')} {names}: left as it is"
     if build.module in differentiated:
         return "differentiated (a tape recorded it or its adjoint ran): left as it is"
     targets = {build.module} | {k.python_module for k in kernels if k.module_kind == "default"}

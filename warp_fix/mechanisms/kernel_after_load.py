@@ -12,6 +12,7 @@ from warp_fix.mechanisms._common import builds_of, expected_effect, fired, ms, r
 from warp_fix.model import ADVISORY, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import Rebuild, Site
 from warp_fix.scan.index import KernelDef
+from warp_fix.wording import counted
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class KernelAfterLoad(Mechanism[LateKernels]):
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{len(rebuilds)} extra build(s) because kernels joined a module after it loaded ({ms(cost)})",
+            f"{counted(len(rebuilds), 'extra build')} because kernels joined a module after it loaded ({ms(cost)})",
             evidence=evidence,
             cost_ms=cost,
             extra_builds=len(rebuilds),

@@ -20,6 +20,7 @@ from warp_fix.mechanisms._common import (
 )
 from warp_fix.model import CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import OptionChange, Rebuild
+from warp_fix.wording import counted, noun
 
 
 @dataclass(frozen=True)
@@ -113,13 +114,15 @@ class LateModuleOptions(Mechanism[LateOptions]):
             reason = "no module's options changed after its first build"
             if no_ops:
                 where = ", ".join(f"{n.file or '?'}:{n.line}" for n in noops)
-                reason += f"; options call(s) at {where} target a module with no kernels (a no-op)"
+                calls = noun(len(noops), "the options call at", "options calls at")
+                target = noun(len(noops), "targets", "target")
+                reason += f"; {calls} {where} {target} a module with no kernels (a no-op)"
             return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence, facts=LateOptions([], noops))
         cost = sum(r.module_ms for r in rebuilds)
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{len(rebuilds)} extra build(s) after options changed on loaded modules ({ms(cost)})",
+            f"{counted(len(rebuilds), 'extra build')} after options changed on loaded modules ({ms(cost)})",
             evidence=evidence,
             cost_ms=cost,
             extra_builds=len(rebuilds),
@@ -151,9 +154,10 @@ class LateModuleOptions(Mechanism[LateOptions]):
                 continue
             if not call.constant:
                 keys = ", ".join(call.non_constant_keys) or "its options"
+                depend = noun(len(call.non_constant_keys), "depends", "depend")
                 yield NotProposed(
                     finding.slug,
-                    f"options call at {where}: {keys} depend(s) on runtime values, so it "
+                    f"options call at {where}: {keys} {depend} on runtime values, so it "
                     "cannot move before the first build; give each option set a module of its own",
                 )
                 continue
@@ -225,7 +229,7 @@ class LateModuleOptions(Mechanism[LateOptions]):
             ),
             FIRED,
             fixes=(),
-            declined="depend(s) on runtime values",
+            declined="max_unroll depends on runtime values",
         ),
         Example(
             "a module rebuilt for an option change that no traced call of the project made",

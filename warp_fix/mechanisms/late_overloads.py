@@ -13,6 +13,7 @@ from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import builds_of, expected_effect, fired, ms, ruled_out, runtime, static
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import ModuleBuild, Rebuild, RebuildReason, Site, Trace
+from warp_fix.wording import counted, noun
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,7 +108,7 @@ class LateOverloads(Mechanism[LateInstances]):
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{len(rebuilds)} extra build(s) for new generic instances ({ms(cost)})",
+            f"{counted(len(rebuilds), 'extra build')} for new generic instances ({ms(cost)})",
             evidence=evidence,
             cost_ms=cost,
             extra_builds=len(rebuilds),
@@ -395,11 +396,12 @@ def _why_register(generics: list[GenericKernel]) -> str:
 
 
 def _generic_and_signatures(generics: list[GenericKernel], factory: str = "") -> str:
-    """'axpy and residual are generic and the run used 3 and 2 type signature(s)'."""
+    """'axpy and residual are generic and the run used 3 and 2 type signatures'."""
     names = _and([g.name for g in generics])
     counts = _and([str(len(g.overloads)) for g in generics])
     made = f" and made inside {factory}" if factory else ""
-    used = f"; the run used {counts} type signature(s)" if factory else f" and the run used {counts} type signature(s)"
+    signatures = noun(sum(len(g.overloads) for g in generics), "type signature")
+    used = f"; the run used {counts} {signatures}" if factory else f" and the run used {counts} {signatures}"
     return f"{names} {'is' if len(generics) == 1 else 'are'} generic{made}{used}"
 
 

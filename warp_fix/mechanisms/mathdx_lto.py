@@ -29,6 +29,7 @@ from warp_fix.mechanisms._common import (
     ruled_out,
 )
 from warp_fix.model import CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, NotProposed, Proposal
+from warp_fix.wording import counted
 
 # Warp's MathDx builders (warp._src.build.build_lto_<kind>) and the option that turns each one off.
 OPTION_OF_KIND = {"dot": "enable_mathdx_gemm", "solver": "enable_mathdx_solver", "fft": "enable_mathdx_fft"}
@@ -77,7 +78,7 @@ class MathdxLto(Mechanism[LtoModules]):
         if summary is None or (summary.lto_artifacts == 0 and not events):
             return ruled_out(self.SLUG, self.TITLE, "no LTO artifact was produced")
         modules = _lto_modules(inputs)
-        count = f"{len(events)} MathDx LTO build(s)" if events else f"{summary.lto_artifacts} LTO artifacts"
+        count = counted(len(events), "MathDx LTO build") if events else f"{summary.lto_artifacts} LTO artifacts"
         native, module = summary.native_compile_ms.median, summary.cold_module_ms.median
         share = native / module if module else 1.0
         if share >= 0.5:
@@ -117,7 +118,7 @@ class MathdxLto(Mechanism[LtoModules]):
             origins = "; ".join(f"{o} now from {option_origin(inputs, module, o)}" for o in options)
             yield Fix(
                 id="", slug=finding.slug, title=f"Build {module} without MathDx",
-                description=f"{module} links {item.lto_builds} MathDx LTO build(s); "
+                description=f"{module} links {counted(item.lto_builds, 'MathDx LTO build')}; "
                 f"{', '.join(f'{o}=False' for o in options)} at module scope trades that build time for slower "
                 "kernels (Warp's own tile code instead of cuBLASDx/cuSolverDx/cuFFTDx). apply measures the build "
                 f"and the steady-state kernel time both ways; keeping it needs consent ({origins}).",

@@ -10,6 +10,7 @@ from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, first_option_source, option_origin, ruled_out, runtime
 from warp_fix.model import ADVISORY, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
 from warp_fix.scan.index import ConfigAssignment, Value
+from warp_fix.wording import counted
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class PrecompiledHeader(Mechanism[HeadersOff]):
             return ruled_out(
                 self.SLUG,
                 self.TITLE,
-                f"{len(off)} CUDA build(s) ran without precompiled headers, but CUDA toolkit {toolkit} "
+                f"{counted(len(off), 'CUDA build')} ran without precompiled headers, but CUDA toolkit {toolkit} "
                 "ignores the setting: nothing to gain",
             )
         # where the value came from, as each build recorded it (a wp.config line set before any module existed
@@ -66,7 +67,7 @@ class PrecompiledHeader(Mechanism[HeadersOff]):
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{len(off)} build(s) ran without precompiled headers"
+            f"{counted(len(off), 'build')} ran without precompiled headers"
             + (f" (set by {option_origin(inputs, off[0].module, 'use_precompiled_headers')})" if by_config else ""),
             evidence=[runtime("wp.config.use_precompiled_headers = False", site, inputs) for site in sites.values()],
             facts=HeadersOff([Assignment(a.file, a.line, a.function) for a in static]),

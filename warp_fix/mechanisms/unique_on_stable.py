@@ -21,6 +21,7 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import KernelDef as TracedKernel
 from warp_fix.scan.index import KernelDef, Value
+from warp_fix.wording import counted, noun
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,8 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{len(stable)} stable kernel(s) built in module(s) of their own ({ms(cost)})",
+            f"{counted(len(stable), 'stable kernel')} built in "
+            f"{noun(len(stable), 'a module of its own', 'modules of their own')} ({ms(cost)})",
             evidence=evidence,
             cost_ms=cost,
             extra_builds=max(0, len(shareable) - 1),

@@ -31,6 +31,7 @@ from warp_fix.model import ADVISORY, CONSENT, FIRED, RULED_OUT, SAFE, Finding, F
 from warp_fix.report import ModuleBuild, OptionSource
 from warp_fix.scan.differentiation import Differentiation, differentiated_kernels
 from warp_fix.scan.index import EntryPoint, FunctionCalls, ImportSite, LaunchSite, OptionParameter, TapeUse, Value
+from warp_fix.wording import counted, noun
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         evidence += [static("wp.Tape used here", t.file, t.line) for t in inputs.index.tapes if t.in_repo]
         evidence += [runtime(f"{m}: backward already off per kernel (no adjoint code)", None) for m in off_per_kernel]
         evidence += [
-            runtime(f"{m}: holds optional kernel(s) {', '.join(k)}: plugin code, left as it is "
+            runtime(f"{m}: holds optional {noun(len(k), 'kernel')} {', '.join(k)}: plugin code, left as it is "
                     f"({final[m].module_ms:.0f} ms measured)", None)
             for m, k in optional.items()
         ]
@@ -123,7 +124,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{len(unused)} module(s) compile backward code nobody uses",
+            f"{counted(len(unused), 'module')} {noun(len(unused), 'compiles', 'compile')} backward code nobody uses",
             evidence=evidence,
             cost_ms=cost,
             facts=UnusedAdjoints(
@@ -145,7 +146,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         facts = finding.facts
         for module, plugins in facts.optional.items():
             yield NotProposed(
-                finding.slug, f"{module} holds optional kernel(s) chosen at run time ({plugins}): plugin code is left "
+                finding.slug, f"{module} holds optional kernels chosen at run time ({plugins}): plugin code is left "
                 "as it is, its options included",
             )
         process_wide, library, seen = [], [], set()
@@ -218,7 +219,8 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             f"wp.config.enable_backward = False at the entry point {entry}, before the first import of the code that "
             "creates them, stops generating and compiling their adjoint code. Process-wide, hence consent.",
             safety=CONSENT, codemod="config_at_entry", places=(args,), files=[entry],
-            expected=f"less generated source and native compile time in {len(modules)} module(s) (untested estimate)",
+            expected=f"less generated source and native compile time in {counted(len(modules), 'module')} "
+            "(untested estimate)",
             allow_options=["enable_backward"], targets=list(modules),
         )
 
@@ -580,7 +582,7 @@ def _library_advice(finding: Finding[UnusedAdjoints], library: list[str], inputs
         "belong to a library: set their enable_backward option from your code if they are never differentiated "
         "(advisory).",
         safety=ADVISORY, codemod=None,
-        expected=f"less generated source and native compile time in {len(library)} module(s): a part of their "
+        expected=f"less generated source and native compile time in {counted(len(library), 'module')}: a part of their "
         f"{built_ms:,.0f} ms measured build (untested estimate)",
     )
 

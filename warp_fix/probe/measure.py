@@ -29,6 +29,7 @@ from warp_fix.report import (
     Summary,
     Trace,
 )
+from warp_fix.wording import counted
 
 
 @dataclass(frozen=True)
@@ -310,7 +311,7 @@ def compile_elapsed(samples: list[Sample]) -> tuple[Stat, str]:
     clean = [s for s in samples if s.warm_builds == 0]
     if not clean:
         builds = max((s.warm_builds for s in samples), default=0)
-        return stat([]), f"the warm run compiled too ({builds} build(s)): cold - warm wall is not compile time"
+        return stat([]), f"the warm run compiled too ({counted(builds, 'build')}): cold - warm wall is not compile time"
     elapsed = stat([s.cold_wall_ms - s.warm_wall_ms for s in clean])
     if elapsed.median < 0:
         return stat([]), "the cold run was not slower than the warm run: no measurable compile time"

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from warp_fix.report import Stat
+from warp_fix.wording import counted
 
 BAND_FLOOR = 0.01  # a difference under 1% of the median is never called significant
 
@@ -69,7 +70,7 @@ def estimate_band(groups: Sequence[Sequence[float]], centre: float, source: str)
     runs = sum(len(g) for g in groups)
     if not relative:
         value = BAND_FLOOR * centre
-        return Band(value, f"from {runs} single run(s) of {source}: no spread observed yet, the 1% floor")
+        return Band(value, f"from {counted(runs, 'single run')} of {source}: no spread observed yet, the 1% floor")
     half_spread = (max(relative) - min(relative)) / 2.0
     fraction = max(BAND_FLOOR, 2.0 * mad(relative), half_spread)
     low, high = max(ranges, key=lambda r: r[1] / r[0] if r[0] > 0 else 0.0)

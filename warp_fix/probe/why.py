@@ -8,6 +8,7 @@ each difference is traced to the event and source line that caused it.
 from __future__ import annotations
 
 from warp_fix.report import SET_BY_NAMES, LtoBuild, ModuleBuild, Rebuild, RebuildReason, Trace
+from warp_fix.wording import counted
 
 # Options Warp folds into the identity that only describe the load, not a change.
 _IGNORED_OPTIONS = frozenset({"block_dim"})
@@ -171,7 +172,7 @@ def _unexplained(trace: Trace, previous: ModuleBuild, build: ModuleBuild) -> Reb
     if clears:
         op = clears[-1]
         if previous.hash == build.hash and build.status == "compiled":
-            relinked = f", {build.lto_builds} MathDx LTO build(s) again" if build.lto_builds else ""
+            relinked = f", {counted(build.lto_builds, 'MathDx LTO build')} again" if build.lto_builds else ""
             detail = f"same identity compiled again{relinked}: {op.kind}() in the run emptied the cache"
             return RebuildReason("cache-cleared", detail, op.site)
         return RebuildReason("unloaded", f"module unloaded by {op.kind}() and built again", op.site)

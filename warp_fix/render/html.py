@@ -8,6 +8,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from warp_fix.metrics import COLD_MODULE, IDENTITIES, Metric
+from warp_fix.wording import counted
 
 if TYPE_CHECKING:  # kept out of the import path of `measure`
     from warp_fix.apply.review import BranchLog, CommitRow
@@ -87,7 +88,7 @@ def summary_header(report: Report, command_name: str) -> str:
         f'<header id="summary"><h1>warp-fix {command_name}</h1>'
         f"<div><code>{escape(' '.join(report.command))}</code></div>"
         f'<div class="muted">Warp {escape(report.warp_version or "?")} · backend {escape(report.backend)} · '
-        f"{len(report.samples)} sample(s) · label {escape(report.label or '-')}</div>{warnings}"
+        f"{counted(len(report.samples), 'sample')} · label {escape(report.label or '-')}</div>{warnings}"
     )
     summary = report.summary
     if summary is None:
@@ -142,7 +143,7 @@ def module_costs(report: Report) -> str:
     rows = []
     for i, (module, ms) in enumerate(ranked):
         y = i * ROW_H
-        note = f"{_ms(ms)} · {counts[module]} build(s)"
+        note = f"{_ms(ms)} · {counted(counts[module], 'build')}"
         rows.append(
             f'<g class="module-cost"><title>{escape(module)}: {note}</title>'
             f'<text class="label" x="{LABEL_W - 8}" y="{y + 15}" text-anchor="end">{escape(_clip(module))}</text>'
@@ -183,7 +184,7 @@ def plan_table(plan: Plan) -> str:
             "<table><thead><tr><th>fix</th><th>safety</th><th>what</th><th>expected</th><th>changes</th></tr>"
             f"</thead><tbody>{rows}</tbody></table>"
         )
-    return f'<section id="plan"><h2>Plan ({len(plan.fixes)} fix(es))</h2>{warnings}{body}</section>'
+    return f'<section id="plan"><h2>Plan ({counted(len(plan.fixes), "fix", "fixes")})</h2>{warnings}{body}</section>'
 
 
 # --- log sections -------------------------------------------------------------------------------------------
@@ -201,7 +202,7 @@ def log_header(log: BranchLog) -> str:
         )
     return (
         f'<header id="summary"><h1>warp-fix log: {escape(log.branch)}</h1>'
-        f'<div class="muted">{len(log.rows)} commit(s) since <code>{escape(log.base[:12])}</code>, '
+        f'<div class="muted">{counted(len(log.rows), "commit")} since <code>{escape(log.base[:12])}</code>, '
         f"{escape(log.base_source)} · {len(log.ours)} made by warp-fix · totals {escape(log.totals_source())}</div>"
         f'<dl class="stats">{"".join(cards)}</dl></header>'
     )

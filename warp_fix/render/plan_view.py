@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from warp_fix.model import FIRED, NotProposed, Plan
+from warp_fix.wording import counted
 
 STATUS_STYLE = {"fired": "bold red", "ruled-out": "green", "not-applicable": "dim"}
 
@@ -23,7 +24,7 @@ def print_plan(plan: Plan, console: Console) -> None:
     console.print(table)
     fired = [f for f in plan.findings if f.status == "fired"]
     if not plan.fixes and fired:
-        console.print(f"[yellow]No fix proposed[/] for {len(fired)} fired finding(s); why, for each:")
+        console.print(f"[yellow]No fix proposed[/] for {counted(len(fired), 'fired finding')}; why, for each:")
     elif not plan.fixes:
         console.print(
             f"[green]Nothing to fix:[/] checked {len(plan.checked)} mechanisms; none calls for a change."
@@ -55,7 +56,7 @@ def plan_markdown(plan: Plan) -> str:
     lines += ["", "### Fixes", ""]
     fired = [f for f in plan.findings if f.status == "fired"]
     if not plan.fixes and fired:
-        lines.append(f"No fix proposed for {len(fired)} fired finding(s): see Not proposed.")
+        lines.append(f"No fix proposed for {counted(len(fired), 'fired finding')}: see Not proposed.")
     elif not plan.fixes:
         lines.append(f"Nothing to fix: {len(plan.checked)} mechanisms checked.")
     for fix in plan.fixes:

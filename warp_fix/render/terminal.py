@@ -15,6 +15,7 @@ from rich.table import Table
 from warp_fix.compare import Comparison
 from warp_fix.metrics import fmt_ms
 from warp_fix.report import Report, Stat
+from warp_fix.wording import counted
 
 MAX_BUILD_ROWS = 30
 
@@ -100,7 +101,7 @@ def direct_diagnoses(report: Report) -> list[str]:
         return lines
     if summary.warm_builds:
         lines.append(
-            f"cache not reused: the warm run still compiled {summary.warm_builds} module(s) "
+            f"cache not reused: the warm run still compiled {counted(summary.warm_builds, 'module')} "
             f"({summary.warm_module_ms.median:,.0f} ms)"
         )
     native = summary.native_compile_ms.median
