@@ -1,6 +1,6 @@
 """Bake, then restore into a fresh cache and run: how close is that to a warm start?
 
-    python benchmarks/bake_restore.py [--runs 5] [--device cpu|cuda] [--arch 86]
+    python benchmarks/bake_restore.py [--runs 5] [--device cpu|cuda] [--arch 86] [--only APP ...]
 
 Per app: modules compiled after restore (target 0); (restore wall + run wall) / warm-run wall
 (target <= 1.05, medians over --runs, interleaved); archive bytes / needed entry bytes (target <= 1.1).
@@ -11,7 +11,8 @@ With --arch, the archive also holds AOT binaries for that arch, and each one is 
 path Warp's own name function gives (`Module._get_compile_output_name`, `get_module_identifier`).
 CPU apps: the bundled demo app (as shipped, and with its cache clear removed), two fixtures, and two corpus
 scenarios staged as the corpus stages them (Warp's own wave and fluid examples as a user's scripts);
---device cuda: two multi-module CUDA fixtures.
+--device cuda: two multi-module CUDA fixtures, and a MathDx one whose archive holds LTO files: for it the module
+binaries are deleted after a restore and the run must find every LTO file it needs (none made again).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ APPS = {
     "cuda": [
         ("gpu_serial", REPO / "fixtures" / "gpu_serial", ["python", "-m", "stages"]),
         ("gpu_block_dims", REPO / "fixtures" / "gpu_block_dims", ["python", "-m", "raster"]),
+        ("gpu_mathdx", REPO / "fixtures" / "gpu_mathdx", ["python", "-m", "spectra"]),
     ],
 }
 CORPUS_SCENARIOS = ["warp-example-wave", "warp-example-fluid"]
@@ -123,6 +125,26 @@ def warp_names_check(cwd: Path, command: list[str], manifest, root: Path, scratc
     return f"{result['checked']} AOT binaries, {len(result['missing'])} not where Warp looks"
 
 
+def lto_check(cwd: Path, command: list[str], archive: Path, scratch: Path, device: str) -> str:
+    """Are the archive's MathDx LTO files where Warp looks? Restore, delete the module binaries (not `lto/`) and
+    run: the modules compile again, and each LTO file Warp needs is found, not made again (none is rewritten and
+    none is added). Timed against a cold run with nothing restored."""
+    cache = scratch / "lto-check"
+    root = restore(archive, cache, merge=False).root
+    lto = root / "lto"
+    before = {path: path.stat().st_mtime_ns for path in lto.rglob("*") if path.is_file()}
+    for folder in root.glob("wp_*"):
+        shutil.rmtree(folder)
+    with_lto = run(command, cwd, cache, device)
+    after = {path: path.stat().st_mtime_ns for path in lto.rglob("*") if path.is_file()}
+    cold = run(command, cwd, scratch / "lto-cold", device)
+    remade = sum(1 for path, mtime in after.items() if before.get(path) != mtime)
+    return (
+        f"LTO files {len(before)}: rebuilt modules {with_lto.compiled}, LTO files made again {remade} "
+        f"(run {with_lto.wall_ms:.0f} ms with them vs {cold.wall_ms:.0f} ms cold)"
+    )
+
+
 def bench(name: str, cwd: Path, command: list[str], runs: int, device: str, archs: list[int]) -> None:
     with tempfile.TemporaryDirectory(prefix="bake-bench-") as scratch:
         scratch_path = Path(scratch)
@@ -141,6 +163,7 @@ def bench(name: str, cwd: Path, command: list[str], runs: int, device: str, arch
             restores.append(restore_ms)
             restored.append(restore_ms + after.wall_ms)
             compiled.append(after.compiled)
+        lto = lto_check(cwd, command, baked.archive, scratch_path, device) if baked.manifest.lto else ""
     first = restored[0] / warm[0]
     warm_ms, total_ms, restore_ms = (statistics.median(x[1:]) for x in (warm, restored, restores))
     print(
@@ -149,7 +172,7 @@ def bench(name: str, cwd: Path, command: list[str], runs: int, device: str, arch
         f"vs {warm_ms:.0f} ms)  first restore on the machine {first:.2f} ({restores[0]:.0f} + "
         f"{restored[0] - restores[0]:.0f} vs {warm[0]:.0f} ms)  "
         f"archive/entries {baked.archive_bytes / baked.entry_bytes:.2f} "
-        f"({baked.archive_bytes:,} / {baked.entry_bytes:,} B)  names: {names}",
+        f"({baked.archive_bytes:,} / {baked.entry_bytes:,} B)  names: {names}" + (f"  {lto}" if lto else ""),
         flush=True,
     )
 
@@ -170,6 +193,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--device", choices=sorted(APPS), default="cpu")
     parser.add_argument("--arch", type=int, action="append", default=[], help="also bake this CUDA arch (AOT)")
+    parser.add_argument("--only", nargs="+", metavar="APP", help="only these apps (by the name printed)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bake-bench-app-") as scratch:
         apps = list(APPS[args.device])
@@ -177,6 +201,8 @@ def main() -> int:
             apps.insert(1, ("demo_app, fixed", without_cache_clear(apps[0][1], Path(scratch)), apps[0][2]))
             apps += corpus_apps(Path(scratch))
         for name, cwd, command in apps:
+            if args.only and name not in args.only:
+                continue
             bench(name, cwd, command, args.runs, args.device, args.arch)
     return 0
 
