@@ -61,3 +61,13 @@ def test_a_fix_says_how_many_of_the_modules_builds_it_removes() -> None:
     (fix,) = [p for p in KernelAfterLoad().propose(finding, example.inputs) if isinstance(p, Fix)]
     assert (finding.extra_builds, finding.all_builds) == (1, 2)
     assert fix.expected.startswith("removes 1 build of 2")
+
+
+def test_an_options_call_that_warp_fem_copies_into_its_generated_modules_is_not_called_a_no_op() -> None:
+    """`__main__` holds no kernel, but warp.fem copies its options into `__main__.<integrand>_<hash>`."""
+    from warp_fix.mechanisms.late_module_options import LateModuleOptions
+
+    (example,) = [e for e in LateModuleOptions.EXAMPLES if "warp.fem" in e.title]
+    finding = LateModuleOptions().diagnose(example.inputs)
+    assert "no-op" not in finding.reason and not finding.facts.no_ops
+    assert any("reaches 1 module generated from it" in e.detail for e in finding.evidence), finding.evidence

@@ -54,10 +54,11 @@ def build(
     options: dict[str, Any] | None = None,
     lto_kinds: Sequence[str] = (),
     option_sources: dict[str, OptionSource] | None = None,
+    seq: int = 0,
 ) -> ModuleBuild:
     """One compiled module load; its kernels default to one kernel named after the module."""
     built = ModuleBuild(
-        seq=0, t_ms=0.0, module=module, hash=f"{module}@{block_dim}", device=device,
+        seq=seq, t_ms=0.0, module=module, hash=f"{module}@{block_dim}", device=device,
         block_dim=block_dim, status="compiled", module_ms=ms, native_ms=native_ms,
         options={"enable_backward": True, **(options or {})},
         kernels=list(kernels) if kernels is not None else [f"{module}.kernel"], generics=[],
@@ -156,10 +157,11 @@ def option_change(
     modules_existing: Sequence[str] = (),
     site: Site | None = None,
     library_caller: Site | None = None,
+    seq: int = 0,
 ) -> OptionChange:
     """`library_caller`: the call was made inside an installed package, at that line (`site` led there)."""
     return OptionChange(
-        seq=0, t_ms=0.0, kind=kind, target=target, values=values, old_values={}, target_loaded=loaded,
+        seq=seq, t_ms=0.0, kind=kind, target=target, values=values, old_values={}, target_loaded=loaded,
         target_has_kernels=has_kernels, modules_existing=list(modules_existing), site=site,
         caller=library_caller or site, from_library=library_caller is not None,
     )

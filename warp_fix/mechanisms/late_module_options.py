@@ -68,7 +68,9 @@ class LateModuleOptions(Mechanism[LateOptions]):
             if change.kind != "config":
                 (library if change.from_library else own).append(change)
         targets_with_kernels = _modules_with_kernels(inputs)
-        no_ops = _once_per_site([c for c in own if c.target not in targets_with_kernels])
+        bare = [c for c in own if c.target not in targets_with_kernels]
+        inherited = {id(c): _inheriting_modules(c, inputs) for c in bare}
+        no_ops = _once_per_site([c for c in bare if not inherited[id(c)]])
         late = [c for c in own if c.target_loaded and c.target in targets_with_kernels]
         library_only = {c.target for c in library} - {c.target for c in own}  # a package's own modules
         rebuilds = [
@@ -78,6 +80,14 @@ class LateModuleOptions(Mechanism[LateOptions]):
         evidence += [
             runtime(f"{c.target}: {c.values} targets a module that never gets kernels (no effect)", c.site, inputs)
             for c in no_ops
+        ]
+        evidence += [
+            runtime(
+                f"{c.target}: {c.values} reaches {counted(len(inherited[id(c)]), 'module')} generated from it "
+                f"later, which copied its options ({', '.join(inherited[id(c)])})",
+                c.site, inputs,
+            )
+            for c in _once_per_site([c for c in bare if inherited[id(c)]])
         ]
         evidence += [
             runtime(f"{c.target}: {c.values} set by an installed package, not by the project", c.caller, inputs)
@@ -256,6 +266,20 @@ class LateModuleOptions(Mechanism[LateOptions]):
             RULED_OUT,
         ),
         Example(
+            "warp.fem copies the options of an integrand's module into the module it generates: not a no-op",
+            case.run(
+                builds=[case.build("__main__.diffusion_form_3f2a1b9c", options={"enable_backward": False}, seq=2)],
+                option_changes=[
+                    case.option_change(
+                        "__main__", {"enable_backward": False}, loaded=False, has_kernels=False,
+                        site=case.site("example_diffusion.py", 150), seq=1,
+                    )
+                ],
+            ),
+            RULED_OUT,
+            fixes=(),
+        ),
+        Example(
             "a call at the top of a script, before its kernels exist, reaches the module built later",
             case.run(
                 builds=[case.build("__main__", options={"enable_backward": False})],
@@ -295,6 +319,21 @@ def _modules_with_kernels(inputs: Inputs) -> set[str]:
     """
     trace = inputs.report.trace
     return {b.module for b in trace.builds} | {d.module for d in trace.kernel_defs}
+
+
+def _inheriting_modules(change: OptionChange, inputs: Inputs) -> list[str]:
+    """Modules named `<target>.<name>` built after the call with its values: they inherited them.
+
+    warp.fem generates a module per integrand, `<integrand's module>.<integrand>_<hash>`, and copies that module's
+    options into it when it creates the kernel (warp/_src/fem/cache.py), so an options call on a module with no
+    kernels of its own still reaches them: it is not a no-op.
+    """
+    prefix = change.target + "."
+    return sorted({
+        b.module for b in inputs.report.trace.builds
+        if b.seq > change.seq and b.module.startswith(prefix)
+        and all(b.options.get(key) == value for key, value in change.values.items())
+    })
 
 
 def _once_per_site(changes: list) -> list:
