@@ -8,7 +8,7 @@ from pathlib import Path
 
 from warp_fix.mechanisms._base import Inputs
 from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, Evidence, Finding
-from warp_fix.report import OptionSource, Report, Site
+from warp_fix.report import ModuleBuild, OptionSource, Report, Site
 from warp_fix.scan.index import SourceIndex
 from warp_fix.wording import counted
 
@@ -65,6 +65,35 @@ def builds_of(inputs: Inputs, modules: Iterable[str]) -> int:
 
 def ms(value: float) -> str:
     return f"{value:,.0f} ms"
+
+
+def module_names(modules: list[str], inputs: Inputs, most: int = 3) -> str:
+    """The modules by name, or, past `most`, counted by the Python module that defines their kernels:
+    "9 modules, from warp._src.sparse (7) and warp._src.fem.linalg (2)" reads better than nine hashed names."""
+    if len(modules) <= most:
+        return ", ".join(modules)
+    origins: dict[str, int] = {}
+    for module in modules:
+        origin = _defined_in(inputs.final_builds[module], inputs) if module in inputs.final_builds else None
+        origins[origin or "elsewhere"] = origins.get(origin or "elsewhere", 0) + 1
+    parts = [f"{name} ({count})" for name, count in sorted(origins.items(), key=lambda item: -item[1])]
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"{counted(len(modules), 'module')}, from {listed}"
+
+
+def _defined_in(build: ModuleBuild, inputs: Inputs) -> str | None:
+    """The dotted Python module of the build's first kernel: from its path under site-packages, or the project."""
+    if not build.kernel_sources:
+        return None
+    file = build.kernel_sources[0].file
+    relative = inputs.repo_file(file)
+    if relative is None:
+        parts = Path(file).parts
+        marks = [i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
+        if not marks:
+            return None
+        relative = "/".join(parts[marks[-1] + 1:])
+    return relative.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
 
 
 # --- placing fixes ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from warp_fix.mechanisms._common import (
     fired,
     first_project_import,
     in_repo,
+    module_names,
     ruled_out,
     runtime,
     static,
@@ -215,9 +216,10 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                   "only in the measured command's process. " if repo_modules else "")
         yield Fix(
             id="", slug=finding.slug, title="Turn off backward code nobody uses, process-wide",
-            description=f"{reason}No tape or adjoint launch of the measured command touches {', '.join(modules)}; "
-            f"wp.config.enable_backward = False at the entry point {entry}, before the first import of the code that "
-            "creates them, stops generating and compiling their adjoint code. Process-wide, hence consent.",
+            description=f"{reason}No tape or adjoint launch of the measured command touches "
+            f"{module_names(modules, inputs)}; wp.config.enable_backward = False at the entry point {entry}, before "
+            "the first import of the code that creates them, stops generating and compiling their adjoint code. "
+            "Process-wide, hence consent.",
             safety=CONSENT, codemod="config_at_entry", places=(args,), files=[entry],
             expected=f"less generated source and native compile time in {counted(len(modules), 'module')} "
             "(untested estimate)",
@@ -578,9 +580,9 @@ def _library_advice(finding: Finding[UnusedAdjoints], library: list[str], inputs
     built_ms = sum(inputs.final_builds[m].module_ms for m in library)
     return Fix(
         id="", slug=finding.slug, title="Turn off backward code in library modules no tape differentiates",
-        description=f"A tape is in use, so backward cannot be turned off process-wide; {', '.join(library)} "
-        "belong to a library: set their enable_backward option from your code if they are never differentiated "
-        "(advisory).",
+        description="A tape is in use, so backward cannot be turned off process-wide. These modules belong to a "
+        f"library: {module_names(library, inputs)}; set their enable_backward option from your code if they are "
+        "never differentiated (advisory).",
         safety=ADVISORY, codemod=None,
         expected=f"less generated source and native compile time in {counted(len(library), 'module')}: a part of their "
         f"{built_ms:,.0f} ms measured build (untested estimate)",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -33,7 +35,7 @@ def print_plan(plan: Plan, console: Console) -> None:
         console.print(f"[bold]{fix.id}[/] \\[{fix.safety}] {escape(fix.title)}  [dim]({fix.slug})[/]")
         console.print(f"    {fix.description}", markup=False)
         if fix.codemod:
-            console.print(f"    codemod {fix.codemod} {fix.args_json()}", markup=False)
+            console.print(f"    codemod {fix.codemod} {json.dumps(fix.args_json())}", markup=False)
         if fix.lines or fix.files:
             console.print(f"    changes {', '.join(fix.lines or fix.files)}", markup=False)
         console.print(f"    expected: {fix.expected}", markup=False)

@@ -1,0 +1,30 @@
+"""A fix's description names few modules by name and many by where their kernels come from."""
+
+from __future__ import annotations
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._common import module_names
+
+SPARSE = "/venv/lib/python3.11/site-packages/warp/_src/sparse.py"
+LINEAR = "/venv/lib/python3.11/site-packages/warp/_src/optim/linear.py"
+
+
+def _run(modules: dict[str, str]):
+    return case.run(
+        builds=[case.sourced(case.build(name), case.kernel_source(name, file)) for name, file in modules.items()]
+    )
+
+
+def test_up_to_three_modules_are_named() -> None:
+    inputs = _run({"_bsr_axpy_afd50a07": SPARSE, "_diag_mv_55845888": LINEAR})
+    assert module_names(["_bsr_axpy_afd50a07", "_diag_mv_55845888"], inputs) == (
+        "_bsr_axpy_afd50a07, _diag_mv_55845888"
+    )
+
+
+def test_more_are_counted_by_the_python_module_that_defines_them() -> None:
+    modules = {f"_bsr_{i}_0000000{i}": SPARSE for i in range(3)} | {"_diag_mv_55845888": LINEAR, "sim": "sim.py"}
+    inputs = _run(modules)
+    assert module_names(list(modules), inputs) == (
+        "5 modules, from warp._src.sparse (3), warp._src.optim.linear (1) and sim (1)"
+    )
