@@ -98,14 +98,13 @@ class Numbers:
 
     def summary(self) -> str:
         """One line for a person deciding: the structure that changed, then each timing with its significance
-        (a change inside the noise band says so: it is no regression, nor a win)."""
+        (a change inside the noise band says so: it is no regression, nor a win). A timing that means nothing
+        here (n/a) is left out: the trailers and the JSON ledger keep it, with why."""
         parts = [self.structure_line()] if self.structure_line() else []
         cpu = self.timing_of(COLD_CPU)
         for metric in (COLD_MODULE, COLD_CPU, COMPILE_ELAPSED, KERNEL, WARM_MODULE):
             t = self.timing_of(metric)
-            if t and t.not_applicable:
-                parts.append(f"{metric.label} n/a")
-            elif t:
+            if t and not t.not_applicable:
                 load = metric is COLD_MODULE and t.significant and t.delta > 0 and cpu and not cpu.significant
                 said = "; the builds' CPU time did not move: machine load" if load else ""
                 parts.append(f"{metric.label} {t.pair()} ms ({significance(t)}{said})")
