@@ -213,12 +213,10 @@ def compare(
     if output.same is not True:
         (reasons if output.same is False else notes).append(output.detail)
     drift = _option_drift(before, after, allow_options) if workload_same is not False else []
-    for d in drift:
-        text = f"effective option {d.option} of kernel {d.function}: {d.before!r} -> {d.after!r}"
-        if d.allowed:
-            notes.append(text + " (allowed)")
-        else:
-            reasons.append(text)
+    for (option, old, new, allowed), kernels in _grouped(drift).items():
+        which = f"kernel {kernels[0]}" if len(kernels) == 1 else f"{len(kernels)} kernels ({', '.join(kernels)})"
+        text = f"effective option {option} of {which}: {old} -> {new}"
+        (notes if allowed else reasons).append(text + (" (allowed)" if allowed else ""))
     hidden = [r.label or which for r, which in ((before, "before"), (after, "after")) if _cache_gone(r)]
     # Counted from the files a run left in its kernel cache directory: unknown when the run removed it.
     compared = [
@@ -443,6 +441,15 @@ def _output(before: Report, after: Report, model: OutputModel | None, skip: bool
         same = before.output.sha256 == after.output.sha256 and after.output.deterministic is not False
         return OutputVerdict(same, "identical" if same else "program output changed")
     return check(model, after.output)
+
+
+def _grouped(drift: list[OptionDrift]) -> dict[tuple[str, str, str, bool], list[str]]:
+    """The kernels of each change, `(option, repr before, repr after, allowed)`: one line for six kernels whose
+    enable_backward went True -> False, not six."""
+    groups: dict[tuple[str, str, str, bool], list[str]] = {}
+    for d in drift:
+        groups.setdefault((d.option, repr(d.before), repr(d.after), d.allowed), []).append(d.function)
+    return groups
 
 
 def _option_drift(before: Report, after: Report, allowed: frozenset[str] | set[str]) -> list[OptionDrift]:

@@ -10,11 +10,13 @@ from warp_fix.apply.ledger import Entry, GoneBuild, Numbers, TestSummary, ToChec
 from warp_fix.apply.trailers import Change, CommitTrailers, TrailerCodec
 from warp_fix.metrics import STRUCTURE, TIMING, TRAILED, Metric, fmt_ms
 from warp_fix.model import Fix
+from warp_fix.wording import counted
 
 FALLBACK_NAME = "warp-fix"
 FALLBACK_EMAIL = "warp-fix@localhost"
 WIDTH = 72
 MAX_EVIDENCE = 6  # builds listed as gone; the rest are counted
+OUTPUT_RULES_SHOWN = 2  # output lines that may vary, described; the rest are counted (the ledger lists each)
 BY_FIELD = {metric.field: metric for metric in (*TIMING, *STRUCTURE)}
 
 
@@ -108,7 +110,10 @@ def _measurements(n: Numbers) -> str:
         lines.append("- kernel keys renamed: " + ", ".join(f"{a} -> {b}" for a, b in n.renames))
     output = {True: "yes", False: "NO", None: "not compared"}[n.output_same]
     lines.append(f"- program output preserved: {output}" + (f", {n.output_detail}" if n.output_detail else ""))
-    lines += [f"- output {rule}" for rule in n.output_rules]
+    lines += [f"- output {rule}" for rule in n.output_rules[:OUTPUT_RULES_SHOWN]]
+    if len(n.output_rules) > OUTPUT_RULES_SHOWN:
+        more = len(n.output_rules) - OUTPUT_RULES_SHOWN
+        lines.append(f"- output: {counted(more, 'more line')} like these (the ledger lists each)")
     lines += [f"- note: {note}" for note in n.notes]
     return "\n".join(_wrap(line, indent="  " if line.startswith("- ") else "") for line in lines)
 
