@@ -71,3 +71,13 @@ def test_an_options_call_that_warp_fem_copies_into_its_generated_modules_is_not_
     finding = LateModuleOptions().diagnose(example.inputs)
     assert "no-op" not in finding.reason and not finding.facts.no_ops
     assert any("reaches 1 module generated from it" in e.detail for e in finding.evidence), finding.evidence
+
+
+def test_backward_kept_for_a_tape_says_so_rather_than_that_none_had_it() -> None:
+    from warp_fix.mechanisms.unused_backward import UnusedBackward
+
+    (example,) = [e for e in UnusedBackward.EXAMPLES if "differentiated by an adjoint launch" in e.title]
+    finding = UnusedBackward().diagnose(example.inputs)
+    assert finding.reason == (
+        "a tape or adjoint launch of this run differentiates every module with backward on (1 module)"
+    )

@@ -109,9 +109,14 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             for m, k in optional.items()
         ]
         if not unused:
-            reason = "every module with backward enabled is differentiated (or none has it)"
-            if off_per_kernel:
-                reason = f"already off per kernel: no kernel of {', '.join(off_per_kernel)} generates adjoint code"
+            parts = [f"already off per kernel: no kernel of {module_names(off_per_kernel, inputs)} generates adjoint "
+                     "code"] if off_per_kernel else []
+            if kept:
+                parts.append(f"a tape or adjoint launch of this run differentiates the other "
+                             f"{counted(len(set(kept)), 'module')} with backward on" if parts else
+                             f"a tape or adjoint launch of this run differentiates every module with backward on "
+                             f"({counted(len(set(kept)), 'module')})")
+            reason = "; ".join(parts) or "no module compiles backward code"
             if optional:
                 reason += f"; optional plugin modules left as they are: {_costs(optional, final)}"
             return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence)
