@@ -321,6 +321,13 @@ def test_a_json_file_in_a_missing_directory_is_refused_before_anything_runs(tmp_
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs Linux's /sys, where no one creates files")
+def test_a_json_file_in_a_directory_nobody_can_write_is_refused_before_anything_runs(tmp_path):
+    proc = warp_fix("apply", "--json", "/sys/kernel/ledger.json", "--", "python", "-c", "pass", cwd=tmp_path)
+    assert_usage_error(proc, "its directory is not writable")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_under_demo_json_dash_each_step_s_screen_goes_to_standard_error(capsys):
     """`demo --json -` runs plan, apply and log through this: their tables must not mix into the JSON."""
     assert cli._steps_to_stderr(["skill"]) == 0

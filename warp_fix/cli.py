@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -477,13 +478,25 @@ COMMANDS = {
 }
 
 
+def _can_create_in(folder: Path) -> bool:
+    """Tried, not asked: os.access says yes to root even on a read-only file system."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(with_default_bake_action(sys.argv[1:] if argv is None else argv))
     destination = getattr(args, "json", None)
-    if destination and destination != "-" and not Path(destination).resolve().parent.is_dir():
+    if destination and destination != "-":
         # said before a run of minutes, not after it
-        print(f"warp-fix: error: cannot write --json {destination}: its directory does not exist", file=sys.stderr)
-        return EXIT_USAGE
+        folder = Path(destination).resolve().parent
+        problem = "does not exist" if not folder.is_dir() else "" if _can_create_in(folder) else "is not writable"
+        if problem:
+            print(f"warp-fix: error: cannot write --json {destination}: its directory {problem}", file=sys.stderr)
+            return EXIT_USAGE
     if args.name in PLAIN_COMMANDS:
         return PLAIN_COMMANDS[args.name](args)
     from rich.console import Console
