@@ -19,6 +19,7 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import CONSENT, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
 from warp_fix.probe.inject._warp_fix_tracer import CREATION_TIME_OPTIONS  # the tracer's own list
 from warp_fix.scan.index import EntryPoint, ImportSite
+from warp_fix.wording import noun
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,8 @@ class ConfigAfterImport(Mechanism[LateConfig]):
                 slug=finding.slug,
                 title=f"Set wp.config.{item.key} before the modules it must reach exist",
                 description=f"wp.config.{item.key} = {item.value!r} at {item.file}:{item.line} ran after "
-                f"{', '.join(item.modules)} were created, so they silently kept the old value ("
+                f"{', '.join(item.modules)} {noun(len(item.modules), 'was', 'were')} created, so "
+                f"{noun(len(item.modules), 'it', 'they')} silently kept the old value ("
                 + "; ".join(f"{m}: {origin}" for m, origin in item.origins.items())
                 + "). Setting it before the entry point's first project import makes it take effect: this changes "
                 "those modules' options, hence consent.",

@@ -12,7 +12,7 @@ from warp_fix.mechanisms._common import builds_of, expected_effect, fired, ms, r
 from warp_fix.model import ADVISORY, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import Rebuild, Site
 from warp_fix.scan.index import KernelDef
-from warp_fix.wording import counted
+from warp_fix.wording import counted, noun
 
 
 @dataclass(frozen=True)
@@ -124,8 +124,9 @@ class KernelAfterLoad(Mechanism[LateKernels]):
                 id="",
                 slug=finding.slug,
                 title=f"Define the kernels of {factory}() at module scope",
-                description=f"{', '.join(kernels)} were created inside {factory}() after their module's first "
-                "build; defined at module scope they join the module before it loads, so it builds once."
+                description=f"{', '.join(kernels)} {noun(len(kernels), 'was', 'were')} created inside "
+                f"{factory}() after their module's first build; defined at module scope they join the module before "
+                "it loads, so it builds once."
                 + "".join(_why_optional_moves(item) for item in optional.get((file, factory), [])),
                 safety=SAFE,
                 codemod="kernels_to_module_scope",
