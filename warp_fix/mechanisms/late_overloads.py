@@ -120,11 +120,19 @@ class LateOverloads(Mechanism[LateInstances]):
         """One fix per file: every generic of it whose late instances alone rebuilt its module, registered in one
         commit (their rebuilds may need each other's instances)."""
         registrable = []
+        elsewhere = [generic.key for generic in finding.facts.generics if not generic.file]
+        if elsewhere:
+            yield NotProposed(
+                finding.slug,
+                f"generic {noun(len(elsewhere), 'kernel')} {', '.join(elsewhere)} "
+                f"{noun(len(elsewhere), 'is', 'are')} not defined in the repository: an installed package's to "
+                "register",
+            )
         for generic in finding.facts.generics:
             kernel, file, factory = generic.name, generic.file, generic.factory
             if not file:
-                yield NotProposed(finding.slug, f"generic kernel {generic.key} is not defined in the repository")
-            elif factory and generic.made_by != "decorator":
+                continue
+            if factory and generic.made_by != "decorator":
                 how = "a wp.kernel(...) call" if generic.made_by == "call" else "the project's kernel decorator"
                 yield NotProposed(
                     finding.slug,
@@ -169,6 +177,26 @@ class LateOverloads(Mechanism[LateInstances]):
             yield _registration(finding, generics)
 
     EXAMPLES = (
+        Example(
+            "warp.sparse's own generic kernels get a float64 instance after their first build: the package's to fix",
+            case.run(
+                builds=[
+                    _instances(case.build("_diag_mv_kernel_55845888"), "_diag_mv_kernel[a1f4]"),
+                    _instances(
+                        case.sourced(
+                            case.build("_diag_mv_kernel_55845888"),
+                            case.kernel_source("_diag_mv_kernel", "/venv/site-packages/warp/_src/sparse.py", 90),
+                        ),
+                        "_diag_mv_kernel[a1f4]",
+                        "_diag_mv_kernel[a1f8]",
+                    ),
+                ],
+                rebuilds=[case.new_instance("_diag_mv_kernel_55845888", "_diag_mv_kernel[a1f8]")],
+            ),
+            FIRED,
+            fixes=(),
+            declined="generic kernel _diag_mv_kernel is not defined in the repository: an installed package's",
+        ),
         Example(
             "a module-scope generic kernel launched with float32, then float64 arrays after the first build",
             case.run(
