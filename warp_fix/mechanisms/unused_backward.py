@@ -223,8 +223,8 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             id="", slug=finding.slug, title="Turn off backward code nobody uses, process-wide",
             description=f"{reason}No tape or adjoint launch of the measured command touches "
             f"{module_names(modules, inputs)}; wp.config.enable_backward = False at the entry point {entry}, before "
-            "the first import of the code that creates them, stops generating and compiling their adjoint code. "
-            "Process-wide, hence consent.",
+            f"the first import of the code that creates {noun(len(modules), 'it', 'them')}, stops generating and "
+            f"compiling {noun(len(modules), 'its', 'their')} adjoint code. Process-wide, hence consent.",
             safety=CONSENT, codemod="config_at_entry", places=(args,), files=[entry],
             expected=f"less generated source and native compile time in {counted(len(modules), 'module')} "
             "(untested estimate)",
