@@ -36,6 +36,8 @@ class MaintenancePath:
     file: str
     line: int
     function: str | None
+    ran: bool = False  # in the measured run: its guard let it (the command asked for a clear)
+    guard: str | None = None  # the condition that makes it maintenance (`args.rebuild`), if any
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,10 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
             extra_builds=warm + len(cleared),
             facts=DiscardedCache(
                 sites=[CacheStatement(o.file, o.line, o.kind, o.function) for o in incidental],
-                maintenance=[MaintenancePath(o.file, o.line, o.function) for o in maintenance],
+                maintenance=[
+                    MaintenancePath(o.file, o.line, o.function, (o.file, o.line) in executed, o.maintenance_guard)
+                    for o in maintenance
+                ],
                 helpers=sorted(helpers),
                 warm_builds=warm,
                 warm_ms=warm_cost,
@@ -145,6 +150,15 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
         """One fix for every statement that ran: removing only some of them leaves the cache discarded."""
         facts = finding.facts
         sites = sorted({(site.file, site.line) for site in facts.sites})
+        asked = [m for m in facts.maintenance if m.ran]
+        if not sites and asked:
+            where = ", ".join(f"{m.file}:{m.line}" + (f" (under `{m.guard}`)" if m.guard else "") for m in asked)
+            yield NotProposed(
+                finding.slug,
+                f"the cache clear at {where} ran because the measured command asked for it: a deliberate cold "
+                "start, kept; measure the command without that option to see its warm start",
+            )
+            return
         if not sites:
             yield NotProposed(
                 finding.slug,
@@ -212,6 +226,25 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
             ),
             FIRED,
             fixes=(("keep_cache", SAFE),),
+        ),
+        Example(
+            "the measured command passes --clear-cache (mujoco_warp's testspeed has one): the clear it asked for stays",
+            case.run(
+                builds=[case.build("__main__")],
+                cache_ops=[case.cache_op("clear_kernel_cache", site=case.site("bench.py", 25, "main"))],
+                warm_builds=1,
+                warm_module_ms=100.0,
+                source=case.index(
+                    files=["bench.py"],
+                    cache_operations=[
+                        CacheOperation(file="bench.py", line=25, function="main", kind="clear_kernel_cache",
+                                       maintenance_guard="args.clear_cache"),
+                    ],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="bench.py:25 (under `args.clear_cache`) ran because the measured command asked for it",
         ),
         Example(
             "a helper of the project points kernel_cache_dir at a mkdtemp() directory; the runs show it per-run",
