@@ -35,6 +35,7 @@ records = st.builds(
     per_arm=st.integers(1, 50),
     changes=changes,
     output=st.one_of(st.just(""), WORD),
+    side_by_side=st.booleans(),
 )
 
 
@@ -63,6 +64,13 @@ def test_the_trailers_read_like_this():
         "Warp-Fix-Samples: 3 per arm, interleaved",
         "Warp-Fix-Output: identical",
     ]
+
+
+def test_a_commit_kept_on_counts_against_reused_runs_says_so_in_its_samples_trailer():
+    record = CommitTrailers("unused-backward", "F1", "IMPROVED", 1, {}, side_by_side=False)
+    assert "Warp-Fix-Samples: 1 per arm, earlier runs reused for the code without the fix" in TrailerCodec.encode(
+        record
+    ).splitlines()
 
 
 def test_a_commit_without_a_mechanism_is_not_apply_s_and_a_hand_edited_value_is_left_out():

@@ -307,12 +307,19 @@ def test_log_cli_prints_rows_and_json(tmp_path):
 
 
 def test_a_commits_timing_inside_its_band_reads_as_noise_in_the_log_table():
-    from warp_fix.apply.review import BranchLog
+    from warp_fix.apply.review import BranchLog, CommitRow
+    from warp_fix.apply.trailers import CommitTrailers
     from warp_fix.apply.view import _timing_cell
 
+    def row(sha: str, side_by_side: bool = True) -> CommitRow:
+        return CommitRow(sha, "s", [], CommitTrailers("m", "F1", "IMPROVED", 1, side_by_side=side_by_side))
+
     log = BranchLog("wf/s", "base", "ledger", inside_band={"abc": {COLD_MODULE.label}})
-    assert _timing_cell(log, "abc", "3332 -> 4491", COLD_MODULE) == "3332 -> 4491 ms (inside its noise band)"
-    assert _timing_cell(log, "def", "3332 -> 4491", COLD_MODULE) == "3332 -> 4491 ms"  # not measured so: as recorded
+    assert _timing_cell(log, row("abc"), "3332 -> 4491", COLD_MODULE) == "3332 -> 4491 ms (inside its noise band)"
+    assert _timing_cell(log, row("def"), "3332 -> 4491", COLD_MODULE) == "3332 -> 4491 ms"  # not measured so
+    # the code without the fix was its earlier runs, reused (the counts decided): the timing makes no claim
+    reused = _timing_cell(log, row("abc", side_by_side=False), "37651 -> 29149", COLD_MODULE)
+    assert reused == "37651 -> 29149 ms (not measured side by side)"
 
 
 def test_a_saved_ledger_reads_back_as_the_same_ledger(tmp_path):

@@ -60,6 +60,7 @@ class ArmsResult:
     comparison: Comparison
     per_arm: int
     stop: Step
+    side_by_side: bool = True  # False: the code without the fix is its earlier runs in this apply, reused
 
 
 def measure_interleaved(
@@ -108,7 +109,9 @@ def measure_interleaved(
             if reuse is not None and not reused:
                 note = drift_note(reuse, merge_reports(before), comparison)
                 comparison.notes += [note] if note else []
-            return ArmsResult(merge_reports(before), merge_reports(after), comparison, len(after), step)
+            return ArmsResult(
+                merge_reports(before), merge_reports(after), comparison, len(after), step, side_by_side=not reused
+            )
 
 
 def drift_note(earlier: Report, now: Report, comparison: Comparison, code: str = "the code without the fix") -> str:

@@ -54,7 +54,9 @@ def commit_trailers(fix: Fix, numbers: Numbers) -> CommitTrailers:
             changes[metric] = None if timing.not_applicable else Change(timing.before.median, timing.after.median)
         elif metric.field in numbers.structure:
             changes[metric] = Change(*numbers.structure[metric.field])
-    return CommitTrailers(fix.slug, fix.id, numbers.verdict, numbers.per_arm, changes, numbers.output_summary)
+    return CommitTrailers(
+        fix.slug, fix.id, numbers.verdict, numbers.per_arm, changes, numbers.output_summary, numbers.side_by_side
+    )
 
 
 def _decision(n: Numbers) -> str:
@@ -73,7 +75,7 @@ def _deciding_line(n: Numbers, metric: Metric) -> str:
         return _metric_line(n, metric)
     before, after = timing.before, timing.after
     spread = f"n={len(before.values)}/{len(after.values)}, MAD {fmt_ms(before.mad)}/{fmt_ms(after.mad)} ms"
-    return f"{metric.label}: {timing.pair()} ms ({significance(timing)}; {spread})"
+    return f"{metric.label}: {timing.pair()} ms ({significance(timing, n.side_by_side)}; {spread})"
 
 
 def _deciding(n: Numbers) -> list[Metric]:
@@ -93,7 +95,8 @@ def _metric_line(n: Numbers, metric: Metric) -> str:
 
 def _measurements(n: Numbers) -> str:
     """Every other metric measured, then what the comparison checked besides speed."""
-    lines = [f"Also measured against the previous state, interleaved, n={n.per_arm} per arm ({n.stop}):"]
+    how = "interleaved" if n.side_by_side else "its earlier runs in this apply reused, not side by side"
+    lines = [f"Also measured against the previous state, {how}, n={n.per_arm} per arm ({n.stop}):"]
     deciding = set(_deciding(n))
     others = [m for m in (*TIMING, *STRUCTURE) if m not in deciding]
     still = [m for m in others if not m.timing and _unmoved(n, m)]

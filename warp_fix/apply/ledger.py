@@ -54,9 +54,12 @@ class Numbers:
     launch_count: int = 0
     stop: str = ""  # why sampling stopped
     decided_by: list[str] = field(default_factory=list)  # Metric.field of what the verdict rests on, first first
+    side_by_side: bool = True  # False: "before" is earlier runs of the same code, reused (counts decided)
 
     @classmethod
-    def of(cls, comparison: Comparison, per_arm: int, launch_count: int, stop: str = "") -> Numbers:
+    def of(
+        cls, comparison: Comparison, per_arm: int, launch_count: int, stop: str = "", side_by_side: bool = True
+    ) -> Numbers:
         return cls(
             verdict=comparison.verdict,
             reasons=list(comparison.reasons),
@@ -73,6 +76,7 @@ class Numbers:
             launch_count=launch_count,
             stop=stop,
             decided_by=decided_by(comparison),
+            side_by_side=side_by_side,
         )
 
     @classmethod
@@ -107,7 +111,7 @@ class Numbers:
             if t and not t.not_applicable:
                 load = metric is COLD_MODULE and t.significant and t.delta > 0 and cpu and not cpu.significant
                 said = "; the builds' CPU time did not move: machine load" if load else ""
-                parts.append(f"{metric.label} {t.pair()} ms ({significance(t)}{said})")
+                parts.append(f"{metric.label} {t.pair()} ms ({significance(t, self.side_by_side)}{said})")
         if self.output_detail and self.output_detail != "identical":
             parts.append(f"output {self.output_detail}")
         return "; ".join(parts) + f"; n={self.per_arm} per arm"
@@ -128,14 +132,17 @@ class Numbers:
                 unit = f" {metric.unit}" if metric.unit == "ms" else ""
                 before, after = (metric.format(v) if metric.timing else f"{v:,.0f}" for v in change)
                 timing = self.timing_of(metric) if metric.timing else None
-                said = f" ({significance(timing)})" if timing else ""
+                said = f" ({significance(timing, self.side_by_side)})" if timing else ""
                 parts.append(f"{metric.label} {before} -> {after}{unit}{said}")
         return ", ".join(parts)
 
 
-def significance(t: TimingDelta) -> str:
+def significance(t: TimingDelta, side_by_side: bool = True) -> str:
     """A timing change against its noise band, in words; a slowdown from one run per arm is said to be too few
-    runs to call a regression (apply makes no timing verdict from them either)."""
+    runs to call a regression (apply makes no timing verdict from them either). Against earlier runs reused
+    for the code without the fix (the counts decided), no claim: the machine's speed may have moved since."""
+    if not side_by_side:
+        return "not measured side by side"
     if t.significant:
         said = f"{'+' if t.delta > 0 else ''}{fmt_ms(t.delta)} ms, beyond the ±{fmt_ms(t.band)} ms noise band"
         if t.delta > 0 and min(len(t.before.values), len(t.after.values)) < 2:

@@ -390,7 +390,9 @@ class ApplySession:
         )
 
     def _decide(self, fix: Fix, entry: Entry, arms: ArmsResult, probe_calls: int) -> Entry:
-        entry.numbers = Numbers.of(arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why)
+        entry.numbers = Numbers.of(
+            arms.comparison, arms.per_arm, arms.before.trace.launch_count, arms.stop.why, arms.side_by_side
+        )
         verdict, why = budget.effective_verdict(arms.comparison, arms.per_arm)
         won = budget.kernel_time_win(arms.comparison, arms.per_arm) if fix.measure_kernels else ""
         if won:
@@ -452,9 +454,12 @@ class ApplySession:
             return
         if len(self.kept) == 1:
             self.ledger.total = self.kept[0][1].numbers
+            runs = "the runs interleaved" if self.ledger.total.side_by_side else (
+                "whose runs from earlier in this apply were reused: the counts decide, the timings make no claim"
+            )
             self.ledger.total_note = (
-                "measured: the one kept fix against the code it was tried on, the runs interleaved "
-                "(warp-fix log shows these figures)"
+                f"measured: the one kept fix against the code it was tried on, {runs} (warp-fix log shows these "
+                "figures)"
             )
             return
         self.say("total: the branch against the original baseline")

@@ -69,9 +69,8 @@ class BranchLog:
     def totals_source(self) -> str:
         """Which measurement the totals come from, in words, for the line that prints them."""
         if self.ledger_total is not None and self._measured_totals() is not None:
-            return (
-                f"measured by apply: branch head against its base, interleaved, n={self.ledger_total.per_arm} per arm"
-            )
+            how = "interleaved" if self.ledger_total.side_by_side else "the base's runs from earlier reused"
+            return f"measured by apply: branch head against its base, {how}, n={self.ledger_total.per_arm} per arm"
         why = " (the apply ledger does not cover these commits)" if self.ledger_total else ""
         return f"chained from the commits' trailers: each timing delta against its predecessor, summed{why}"
 
@@ -82,7 +81,9 @@ class BranchLog:
     def total_significance(self, metric: Metric) -> str:
         """A measured timing total against its noise band, in words; "" for a count or chained totals."""
         timing = self.measured_timing(metric) if metric.timing else None
-        return significance(timing) if timing is not None and not timing.not_applicable else ""
+        if timing is None or timing.not_applicable or self.ledger_total is None:
+            return ""
+        return significance(timing, self.ledger_total.side_by_side)
 
     def measured_timing(self, metric: Metric) -> TimingDelta | None:
         """The timing total apply measured, with its noise band; None when the totals are chained."""

@@ -14,7 +14,9 @@ from warp_fix.metrics import TRAILED, Metric
 PREFIX = "Warp-Fix-"
 NOT_APPLICABLE = "n/a"
 ARROW = " -> "
-SAMPLES = " per arm, interleaved"
+SAMPLES = " per arm"
+INTERLEAVED = ", interleaved"
+REUSED = ", earlier runs reused for the code without the fix"
 _BY_TRAILER = {metric.trailer: metric for metric in TRAILED}
 
 
@@ -34,6 +36,7 @@ class CommitTrailers:
     per_arm: int
     changes: dict[Metric, Change | None] = field(default_factory=dict)  # None: measured, but n/a here
     output: str = ""  # the output verdict in brief: "identical", "within learned tolerance"
+    side_by_side: bool = True  # False: the code without the fix was its earlier runs, reused
 
     def text(self, metric: Metric) -> str:
         """The metric as its trailer writes it: "4 -> 3", "n/a", or "" when the commit does not record it."""
@@ -51,7 +54,7 @@ class TrailerCodec:
         """Trailer key (without the prefix) -> value, in the order the commit lists them."""
         values = {"Mechanism": record.mechanism, "Fix": record.fix, "Verdict": record.verdict}
         values |= {metric.trailer: record.text(metric) for metric in TRAILED if metric in record.changes}
-        values["Samples"] = f"{record.per_arm}{SAMPLES}"
+        values["Samples"] = f"{record.per_arm}{SAMPLES}{INTERLEAVED if record.side_by_side else REUSED}"
         if record.output:
             values["Output"] = record.output
         return values
@@ -85,6 +88,7 @@ class TrailerCodec:
             per_arm=_per_arm(values.get("Samples", "")),
             changes=changes,
             output=values.get("Output", ""),
+            side_by_side=not values.get("Samples", "").endswith(REUSED),
         )
 
 
@@ -100,6 +104,6 @@ def _change(value: str) -> Change | None:
 
 def _per_arm(value: str) -> int:
     try:
-        return int(value.removesuffix(SAMPLES))
+        return int(value.partition(SAMPLES)[0])
     except ValueError:
         return 0

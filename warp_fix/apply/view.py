@@ -124,7 +124,7 @@ def _ms(numbers: Numbers, metric: Metric) -> str:
     t = numbers.timing_of(metric)
     if t is None or t.not_applicable:
         return ""
-    return f"{fmt_ms(t.before.median)} → {fmt_ms(t.after.median)} ms ({significance(t)})"
+    return f"{fmt_ms(t.before.median)} → {fmt_ms(t.after.median)} ms ({significance(t, numbers.side_by_side)})"
 
 
 def print_log(log: BranchLog, console: Console) -> None:
@@ -168,14 +168,17 @@ def _recorded(log: BranchLog, row: CommitRow, metric: Metric) -> str:
     if not text or text == NOT_APPLICABLE:
         return ""
     if metric.timing:
-        return _timing_cell(log, row.sha, text, metric)
+        return _timing_cell(log, row, text, metric)
     change = row.change(metric)
     return text if change is None or change[0] != change[1] else ""
 
 
-def _timing_cell(log: BranchLog, sha: str, text: str, metric: Metric) -> str:
-    """A commit's timing in ms, against its noise band when apply's ledger says how its own measurement fell."""
-    measured = log.inside_band.get(sha)
+def _timing_cell(log: BranchLog, row: CommitRow, text: str, metric: Metric) -> str:
+    """A commit's timing in ms, against its noise band when apply's ledger says how its own measurement fell;
+    no claim when the code without the fix was its earlier runs, reused."""
+    if row.trailers is not None and not row.trailers.side_by_side:
+        return f"{text} ms (not measured side by side)"
+    measured = log.inside_band.get(row.sha)
     if measured is None:  # not in apply's ledger: as the commit records it
         return f"{text} ms"
     side = "inside" if metric.label in measured else "beyond"
