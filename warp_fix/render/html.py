@@ -310,6 +310,8 @@ def _commit_rows(row: CommitRow, pair: tuple[float, float] | None, index: int, s
         label += f'<text class="value" x="{LABEL_W}" y="{y + 15}">{why}</text>'
     else:
         tip += f"\ncold module work {pair[0]:,.0f} → {pair[1]:,.0f} ms"
+        if row.trailers is not None and not row.trailers.side_by_side:
+            tip += " (not measured side by side)"
         label += _before_after_bars(pair, y, scale)
     return f'<g class="commit" data-sha="{escape(row.sha)}"><title>{escape(tip)}</title>{label}</g>'
 
