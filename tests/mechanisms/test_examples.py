@@ -81,3 +81,16 @@ def test_backward_kept_for_a_tape_says_so_rather_than_that_none_had_it() -> None
     assert finding.reason == (
         "a tape or adjoint launch of this run differentiates every module with backward on (1 module)"
     )
+
+
+def test_an_options_call_made_by_a_package_outside_the_repository_is_no_no_op_of_the_project() -> None:
+    """A package on PYTHONPATH is no site-packages: where the call was made, not how it was installed, decides."""
+    from warp_fix.mechanisms import _situation as case
+    from warp_fix.mechanisms.late_module_options import LateModuleOptions
+
+    call = case.option_change(
+        "mujoco_warp._src.io", {"enable_backward": False}, loaded=False, has_kernels=False,
+        site=case.site("/opt/py/mujoco_warp/_src/io.py", 29),
+    )  # fmt: skip
+    finding = LateModuleOptions().diagnose(case.run(builds=[case.build("sim")], option_changes=[call]))
+    assert not finding.facts.no_ops and "no-op" not in finding.reason

@@ -43,6 +43,7 @@ class MaintenancePath:
 @dataclass(frozen=True)
 class DiscardedCache:
     sites: list[CacheStatement]  # ran in the measured run, not maintenance: each is removed
+    elsewhere: list[str]  # "path:line clear_kernel_cache": statements outside the repository that ran
     maintenance: list[MaintenancePath]
     helpers: list[str]  # functions that make the per-run cache directory
     warm_builds: int  # modules the warm run still compiled
@@ -133,6 +134,11 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
             extra_builds=warm + len(cleared),
             facts=DiscardedCache(
                 sites=[CacheStatement(o.file, o.line, o.kind, o.function) for o in incidental],
+                elsewhere=[
+                    f"{op.site.file}:{op.site.line} {op.kind}"
+                    for op in report.trace.cache_ops
+                    if op.site is not None and not inputs.repo_file(op.site.file)
+                ],
                 maintenance=[
                     MaintenancePath(o.file, o.line, o.function, (o.file, o.line) in executed, o.maintenance_guard)
                     for o in maintenance
@@ -159,11 +165,19 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
                 "start, kept; measure the command without that option to see its warm start",
             )
             return
+        if not sites and facts.elsewhere:
+            yield NotProposed(
+                finding.slug,
+                f"the cache is discarded by code outside the repository that the measured command runs "
+                f"({', '.join(facts.elsewhere)}): nothing of the project to change; if an option of the command "
+                "asks for it, measure without that option",
+            )
+            return
         if not sites:
             yield NotProposed(
                 finding.slug,
                 "the cache is discarded, but no statement in the repository was seen doing "
-                "it in the measured run (an environment setting or library code?)",
+                "it in the measured run (an environment setting?)",
             )
             return
         protected = sorted({m.function for m in facts.maintenance if m.function})
@@ -245,6 +259,22 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
             FIRED,
             fixes=(),
             declined="bench.py:25 (under `args.clear_cache`) ran because the measured command asked for it",
+        ),
+        Example(
+            "an installed tool clears the cache (mujoco_warp's testspeed run with --clear_warp_cache from a package "
+            "on PYTHONPATH): nothing of the project to change",
+            case.run(
+                builds=[case.build("mujoco_warp._src.forward")],
+                cache_ops=[
+                    case.cache_op("clear_kernel_cache", site=case.site("/opt/py/mujoco_warp/testspeed.py", 157))
+                ],
+                warm_builds=1,
+                warm_module_ms=100.0,
+                source=case.index(files=["sim.py"]),
+            ),
+            FIRED,
+            fixes=(),
+            declined="outside the repository that the measured command runs (/opt/py/mujoco_warp/testspeed.py:157",
         ),
         Example(
             "a helper of the project points kernel_cache_dir at a mkdtemp() directory; the runs show it per-run",

@@ -66,7 +66,7 @@ class LateModuleOptions(Mechanism[LateOptions]):
         own, library = [], []
         for change in inputs.report.trace.option_changes:
             if change.kind != "config":
-                (library if change.from_library else own).append(change)
+                (library if _not_the_projects(change, inputs) else own).append(change)
         targets_with_kernels = _modules_with_kernels(inputs)
         bare = [c for c in own if c.target not in targets_with_kernels]
         inherited = {id(c): _inheriting_modules(c, inputs) for c in bare}
@@ -319,6 +319,13 @@ def _modules_with_kernels(inputs: Inputs) -> set[str]:
     """
     trace = inputs.report.trace
     return {b.module for b in trace.builds} | {d.module for d in trace.kernel_defs}
+
+
+def _not_the_projects(change: OptionChange, inputs: Inputs) -> bool:
+    """Made by an installed package, or by code outside the repository however it was installed (a package on
+    PYTHONPATH is no site-packages): its calls are not the project's to move or to call no-ops."""
+    made_at = change.caller or change.site
+    return change.from_library or made_at is None or inputs.repo_file(made_at.file) is None
 
 
 def _inheriting_modules(change: OptionChange, inputs: Inputs) -> list[str]:
