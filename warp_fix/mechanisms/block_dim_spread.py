@@ -103,6 +103,14 @@ class BlockDimSpread(Mechanism[BlockDims]):
 
     def propose(self, finding: Finding[BlockDims], inputs: Inputs) -> Iterator[Proposal]:
         index = inputs.index
+        if not finding.facts.groups:
+            spread = "; ".join(f"{m} at {', '.join(map(str, d))}" for m, d in finding.facts.modules.items())
+            yield NotProposed(
+                finding.slug,
+                f"{spread}: no kernel of the repository is launched there, so the block sizes are an installed "
+                "package's choice",
+            )
+            return
         for file, groups in finding.facts.groups.items():
             python_module = index.python_module_of(file) or "module"
             split = finding.facts.builds_after_split[file]
@@ -154,6 +162,23 @@ class BlockDimSpread(Mechanism[BlockDims]):
             FIRED,
             fixes=(("split_by_block_dim", SAFE),),
             places=((SplitByBlockDimArgs(file="sim.py", groups={"integrate": "sim_bd256", "reduce": "sim_bd64"}),),),
+        ),
+        Example(
+            "MuJoCo Warp's broadphase module built at 128 and 256 by the library's own launches: its choice",
+            case.run(
+                builds=[
+                    case.build("_nxn_broadphase__locals__kernel_0dcff9d2", device="cuda:0", block_dim=128),
+                    case.build("_nxn_broadphase__locals__kernel_0dcff9d2", device="cuda:0", block_dim=256),
+                ],
+                launches=[
+                    case.launch("kernel", "_nxn_broadphase__locals__kernel_0dcff9d2", device="cuda:0", block_dim=d)
+                    for d in (128, 256)
+                ],
+                source=case.index(files=["sim.py"]),
+            ),
+            FIRED,
+            fixes=(),
+            declined="no kernel of the repository is launched there, so the block sizes are an installed package's",
         ),
         Example(
             "a generic kernel launched at 128 and 256 beside one at 256: the split would add a module, so none",
