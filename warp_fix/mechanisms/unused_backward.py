@@ -219,12 +219,19 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         args = ConfigAtEntryArgs(file=entry, name="enable_backward", value=False, before_import=target or None)
         reason = (f"{why}: turning backward off in the module itself would break that code, so it is turned off "
                   "only in the measured command's process. " if repo_modules else "")
+        them, their = noun(len(modules), "it", "them"), noun(len(modules), "its", "their")
+        where = (
+            f"at the entry point {entry}, before the first import of the code that creates {them} ({target}), "
+            f"stops generating and compiling {their} adjoint code"
+            if target else
+            f"right after the entry point's `import warp` ({entry}) stops generating and compiling adjoint code in "
+            f"every module created after that line, which the measurement checks for {them}"
+        )
         yield Fix(
             id="", slug=finding.slug, title="Turn off backward code nobody uses, process-wide",
             description=f"{reason}No tape or adjoint launch of the measured command touches "
-            f"{module_names(modules, inputs)}; wp.config.enable_backward = False at the entry point {entry}, before "
-            f"the first import of the code that creates {noun(len(modules), 'it', 'them')}, stops generating and "
-            f"compiling {noun(len(modules), 'its', 'their')} adjoint code. Process-wide, hence consent.",
+            f"{module_names(modules, inputs)}; wp.config.enable_backward = False {where}. Process-wide, hence "
+            "consent.",
             safety=CONSENT, codemod="config_at_entry", places=(args,), files=[entry],
             expected=f"less generated source and native compile time in {counted(len(modules), 'module')} "
             "(untested estimate)",
