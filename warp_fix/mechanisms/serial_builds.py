@@ -4,20 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from codemods.specs import PreloadArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import entry_file, expected_effect, fired, ms, not_applicable, ruled_out
 from warp_fix.model import ADVISORY, CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, Proposal
+from warp_fix.report import Site
 from warp_fix.scan.index import EntryPoint
 
 MIN_CEILING = 1.3
+LIBRARY_LAUNCH = "/venv/lib/python3.12/site-packages/physics/step.py"
+ENTRY_CALL = "app/__main__.py:12:main"
 
 
-def _cuda_modules(first_launch_in: str = "app/__main__.py", **module_ms: float) -> Inputs:
-    """A CUDA run that builds each module once, in `module_ms` milliseconds; the first launch in main()."""
-    first = case.site(first_launch_in, 8, "main")
+def _cuda_modules(first_launch_in: str = "app/__main__.py", *stack: str, **module_ms: float) -> Inputs:
+    """A CUDA run that builds each module once, in `module_ms` milliseconds; the first launch in main() of
+    `first_launch_in`, whose outer frames are `stack` ("file:line:function")."""
+    first = case.site(first_launch_in, 8, "main", stack=stack)
     return case.run(
         builds=[case.build(m, device="cuda:0", block_dim=256, ms=ms) for m, ms in module_ms.items()],
         launches=[case.launch("step", m, device="cuda:0", site=first) for m in module_ms],
@@ -99,8 +104,7 @@ class SerialBuilds(Mechanism[SerialModules]):
                 id="",
                 slug=finding.slug,
                 title="Preload independent modules in parallel",
-                description=f"Ceiling {facts.ceiling}x; no first launch in the entry point to insert a "
-                "preload before (advisory).",
+                description=_by_hand(facts, first.site if first else None, inputs),
                 safety=ADVISORY,
                 codemod=None,
                 expected=expected_effect(finding, 0),
@@ -149,6 +153,12 @@ class SerialBuilds(Mechanism[SerialModules]):
             fixes=((None, ADVISORY),),
         ),
         Example(
+            "the first launch is inside an installed package, reached from the entry point: advice by hand",
+            _cuda_modules(LIBRARY_LAUNCH, ENTRY_CALL, sim=400.0, render=300.0, io=300.0),
+            FIRED,
+            fixes=((None, ADVISORY),),
+        ),
+        Example(
             "one module dominates: a preload could gain at most 1.1x",
             _cuda_modules(sim=2000.0, render=100.0, io=100.0),
             RULED_OUT,
@@ -158,6 +168,29 @@ class SerialBuilds(Mechanism[SerialModules]):
             case.run(builds=[case.build("sim"), case.build("render")]),
             NOT_APPLICABLE,
         ),
+    )
+
+
+def _by_hand(facts: SerialModules, first: Site | None, inputs: Inputs) -> str:
+    """What the user can do where no preload can be inserted: where the first launch is, the call to place
+    before it, and the condition that makes it safe (a kernel added to a module after its preload rebuilds it)."""
+    count = len(facts.modules)
+    built = f"{count} modules were built one after another ({ms(facts.sum_ms)} summed; ceiling {facts.ceiling}x)"
+    if first is None:
+        return f"{built}; no launch was traced to a line of code, so there is no place to put a preload."
+    own = inputs.repo_file(first.file)
+    if own is None:
+        caller = next((c for c in first.callers() if inputs.repo_file(c.file)), None)
+        reached = f", reached from {inputs.repo_file(caller.file)}:{caller.line} in {caller.function}" if caller else ""
+        place = f"{Path(first.file).name}:{first.line} in {first.function}"
+        where = f"the first launch is in library code ({place}{reached})"
+    else:
+        where = f"the first launch is at {own}:{first.line} in {first.function}, not in the entry point"
+    call = f'wp.force_load(device="{facts.device}", modules=[...], max_workers={count})'
+    return (
+        f"{built}; {where}. By hand, `{call}` listing those modules, run before the first launch, overlaps the builds "
+        "if every kernel of them exists by then (a kernel added later builds its module again); "
+        "`warp-fix bake` takes them out of a cold start altogether."
     )
 
 
