@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from warp_fix.compare import (
     TimingDelta,
 )
 from warp_fix.config import ConfigError, load_config, parse_config
-from warp_fix.metrics import COLD_CPU, COLD_MODULE, IDENTITIES, KERNEL, WARM_MODULE
+from warp_fix.metrics import COLD_CPU, COLD_MODULE, COMPILE_ELAPSED, IDENTITIES, KERNEL, WARM_MODULE
 from warp_fix.model import ADVISORY, CONSENT, SAFE, Fix
 from warp_fix.report import Stat
 
@@ -141,6 +142,16 @@ def numbers(verdict=IMPROVED) -> Numbers:
         reasons=["structure shrank"],
     )
     return Numbers.of(c, per_arm=1, launch_count=12, stop="decisive")
+
+
+def test_the_counts_lead_the_headline_when_the_timing_was_not_measured_side_by_side():
+    """A fix kept on its counts against reused runs: the count decided, the timing makes no claim, so it follows."""
+    decided = replace(numbers(), decided_by=[COMPILE_ELAPSED.field, IDENTITIES.field])
+    assert decided.headline().startswith("compile elapsed 1000 -> 600 ms (")
+    reused = replace(decided, side_by_side=False)
+    assert reused.headline() == (
+        "module identities built 4 -> 3, compile elapsed 1000 -> 600 ms (not measured side by side)"
+    )
 
 
 def kept(numbers: Numbers, tests: TestSummary | None = None, **found) -> Entry:

@@ -123,9 +123,12 @@ class Numbers:
 
     def headline(self) -> str:
         """What the verdict rests on, in brief: the deciding metrics' before -> after, a timing with its
-        significance."""
+        significance. Against reused runs the counts lead: they decided, and the timing makes no claim."""
         parts = []
-        for name in self.decided_by:
+        names = self.decided_by
+        if not self.side_by_side:
+            names = sorted(names, key=lambda name: any(m.field == name for m in TIMING))
+        for name in names:
             metric = next((m for m in (*TIMING, *STRUCTURE) if m.field == name), None)
             change = self.change(metric) if metric else None
             if metric and change:
