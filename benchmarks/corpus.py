@@ -36,6 +36,7 @@ from rich.table import Table
 
 from warp_fix.apply.ledger import read_ledger
 from warp_fix.metrics import COLD_MODULE
+from warp_fix.wording import noun
 
 try:
     import tomllib
@@ -127,7 +128,7 @@ def load_scenarios(only: list[str] | None = None, device: str = "all") -> list[S
     if only:
         unknown = set(only) - {s.name for s in scenarios}
         if unknown:
-            raise CorpusError(f"unknown scenario(s): {', '.join(sorted(unknown))}")
+            raise CorpusError(f"unknown {noun(len(unknown), 'scenario')}: {', '.join(sorted(unknown))}")
         scenarios = [s for s in scenarios if s.name in only]
     if device != "all":
         scenarios = [s for s in scenarios if s.device == device]

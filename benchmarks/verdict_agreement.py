@@ -40,6 +40,7 @@ from pathlib import Path
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import Entry
 from warp_fix.metrics import TIMING
+from warp_fix.wording import counted
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -257,7 +258,7 @@ def main() -> int:
     jobs = jobs_left(args.targets, conditions, args.repeats, read_records([args.jsonl]))
     slots = slots_of(args.cores, args.slots, args.slot_width)
     print(
-        f"{len(jobs)} applies left of {args.repeats} per target and condition, on {len(slots)} worker(s); "
+        f"{len(jobs)} applies left of {args.repeats} per target and condition, on {counted(len(slots), 'worker')}; "
         f"--samples {args.samples}; loaded = {args.busy} busy processes on the worker's cores",
         flush=True,
     )
