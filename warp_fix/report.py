@@ -31,7 +31,9 @@ class Site:
     file: str
     line: int
     function: str
-    stack: tuple[str, ...] = ()  # a few outer user frames, "file:line:function"
+    # a few outer user frames, "file:line:function"; when the site and those are all a library's, then the first
+    # frame of the project (the measured command's directory) further out
+    stack: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line} in {self.function}"

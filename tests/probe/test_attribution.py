@@ -144,3 +144,55 @@ def test_helper_made_temporary_cache_is_established_as_per_run(measured):
 def test_default_cache_is_not_per_run(measured):
     evidence = measured("per_kernel_backward").cache_dir_evidence
     assert evidence.cold == evidence.warm and evidence.cold_exists_after and not evidence.per_run
+
+
+LIBRARY = '''\
+import warp as wp
+
+
+@wp.kernel
+def scale(a: wp.array(dtype=float)):
+    a[wp.tid()] = a[wp.tid()] * 2.0
+
+
+def kinematics(a):
+    wp.launch(scale, dim=a.shape[0], inputs=[a])
+
+
+def position(a):
+    kinematics(a)
+
+
+def forward(a):
+    position(a)
+
+
+def step(a):
+    forward(a)
+'''
+APP = '''\
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+
+import warp as wp
+import physics
+
+a = wp.ones(4, dtype=float, device="cpu")
+physics.step(a)
+print(a.numpy().sum())
+'''
+
+
+def test_a_launch_deep_inside_a_library_still_names_the_projects_line_that_reached_it(tmp_path):
+    """Four library frames deep, past the frames a site keeps: the project's call is added to the site."""
+    (tmp_path / "lib" / "physics").mkdir(parents=True)
+    (tmp_path / "lib" / "physics" / "__init__.py").write_text(LIBRARY)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "app.py").write_text(APP)
+    report = measure([PYTHON, "app.py"], tmp_path / "app", samples=1)
+    (launch,) = report.trace.launches
+    assert (launch.site.function, launch.site.file.endswith("physics/__init__.py")) == ("kinematics", True)
+    assert [c.function for c in launch.site.callers()] == ["position", "forward", "step", "<module>"]
+    assert where(launch.site.callers()[-1]) == ("app.py", 10)

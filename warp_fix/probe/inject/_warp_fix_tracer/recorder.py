@@ -75,7 +75,9 @@ class SiteFinder:
         self._warp = warp_dir + os.sep
         self._skip = (self._warp, _INJECT_DIR + os.sep)
         self._stdlib = os.path.dirname(functools.__file__) + os.sep
+        self._project = os.path.realpath(os.getcwd()) + os.sep  # the measured command's directory
         self._cache: dict[str, bool] = {}
+        self._in_project: dict[str, bool] = {}
 
     def is_user(self, filename: str) -> bool:
         known = self._cache.get(filename)
@@ -98,6 +100,26 @@ class SiteFinder:
             os.sep + "dist-packages" + os.sep in path
         )
 
+    def is_project(self, filename: str) -> bool:
+        """A file under the measured command's directory that is not an installed package (a venv inside it)."""
+        known = self._in_project.get(filename)
+        if known is None:
+            path = os.path.realpath(filename)
+            known = self._in_project[filename] = path.startswith(self._project) and not self.is_library(path)
+        return known
+
+    def _project_frame(self, outer, stack: list[str]) -> list[str]:
+        """Where a launch deep inside a library was made from in the project: the first project frame past the
+        `depth` frames kept, so the site still names the project's line (`mjw.step(m, d)` under five frames of
+        the library); nothing when a kept frame is the project's already."""
+        if any(self.is_project(frame.rsplit(":", 2)[0]) for frame in stack):
+            return []
+        while outer is not None and not self.is_project(outer.f_code.co_filename):
+            outer = outer.f_back
+        if outer is None:
+            return []
+        return [f"{outer.f_code.co_filename}:{outer.f_lineno}:{outer.f_code.co_name}"]
+
     @staticmethod
     def caller(level: int):
         """The frame `level` calls above the function calling this, whoever's code it is."""
@@ -117,6 +139,8 @@ class SiteFinder:
             if self.is_user(outer.f_code.co_filename):
                 stack.append(f"{outer.f_code.co_filename}:{outer.f_lineno}:{outer.f_code.co_name}")
             outer = outer.f_back
+        if not self.is_project(first.f_code.co_filename):
+            stack += self._project_frame(outer, stack)
         return {
             "file": first.f_code.co_filename,
             "line": first.f_lineno,
