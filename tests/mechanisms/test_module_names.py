@@ -28,3 +28,9 @@ def test_more_are_counted_by_the_python_module_that_defines_them() -> None:
     assert module_names(list(modules), inputs) == (
         "5 modules, from warp._src.sparse (3), warp._src.optim.linear (1) and sim (1)"
     )
+
+
+def test_kernels_compiled_from_a_string_are_counted_as_wp_map_not_as_a_file() -> None:
+    """Array arithmetic (`a / b`) makes `map_div`, whose kernel Warp compiles from a string (`<string>`)."""
+    modules = {f"_bsr_{i}_0000000{i}": SPARSE for i in range(3)} | {"map_div": "<string>"}
+    assert module_names(list(modules), _run(modules)) == "4 modules, from warp._src.sparse (3) and wp.map (1)"

@@ -31,7 +31,10 @@ class Inputs:
         return all(b.device.startswith("cpu") for b in self.report.trace.builds)
 
     def repo_file(self, file: str) -> str | None:
-        """A report path (relative to the measured cwd, or absolute) as a repo-relative path, if inside."""
+        """A report path (relative to the measured cwd, or absolute) as a repo-relative path, if inside. Code
+        compiled from a string (`<string>`: the kernels `wp.map` and array arithmetic generate) is in no file."""
+        if file.startswith("<"):
+            return None
         path = Path(file) if os.path.isabs(file) else Path(self.report.cwd) / file
         root = os.path.realpath(self.index.root)
         real = os.path.realpath(path)

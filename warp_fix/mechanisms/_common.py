@@ -86,6 +86,8 @@ def _defined_in(build: ModuleBuild, inputs: Inputs) -> str | None:
     if not build.kernel_sources:
         return None
     file = build.kernel_sources[0].file
+    if file.startswith("<"):  # exec'd source: wp.map's kernels (array arithmetic), or the project's own exec
+        return "wp.map" if build.module.startswith("map_") else "code compiled from a string"
     relative = inputs.repo_file(file)
     if relative is None:
         parts = Path(file).parts

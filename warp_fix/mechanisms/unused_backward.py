@@ -261,6 +261,18 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             fixes=(("config_at_entry", CONSENT),),
         ),
         Example(
+            "array arithmetic (`a / b`) made a `wp.map` kernel, compiled from a string: no file of the project to "
+            "edit, so process-wide",
+            case.run(
+                builds=[case.sourced(case.build("map_div"), case.kernel_source("map_div", "<string>", 2))],
+                source=case.index(
+                    files=["app/__main__.py"], entry_points=[EntryPoint(kind="main_module", file="app/__main__.py")]
+                ),
+            ),
+            FIRED,
+            fixes=(("config_at_entry", CONSENT),),
+        ),
+        Example(
             "the entry point reaches the library through the project's own module: the setting goes above that import",
             case.run(
                 builds=[case.build("fluidlib.ops")],
