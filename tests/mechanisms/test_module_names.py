@@ -34,3 +34,9 @@ def test_kernels_compiled_from_a_string_are_counted_as_wp_map_not_as_a_file() ->
     """Array arithmetic (`a / b`) makes `map_div`, whose kernel Warp compiles from a string (`<string>`)."""
     modules = {f"_bsr_{i}_0000000{i}": SPARSE for i in range(3)} | {"map_div": "<string>"}
     assert module_names(list(modules), _run(modules)) == "4 modules, from warp._src.sparse (3) and wp.map (1)"
+
+
+def test_warp_run_from_a_folder_on_pythonpath_is_still_named() -> None:
+    """No site-packages in the path (Warp unpacked beside the project): its `warp/_src` still names the module."""
+    modules = {f"_bsr_{i}_0000000{i}": "/tmp/site/warp/_src/sparse.py" for i in range(4)}
+    assert module_names(list(modules), _run(modules)) == "4 modules, from warp._src.sparse (4)"

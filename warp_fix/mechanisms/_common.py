@@ -91,10 +91,12 @@ def _defined_in(build: ModuleBuild, inputs: Inputs) -> str | None:
     relative = inputs.repo_file(file)
     if relative is None:
         parts = Path(file).parts
-        marks = [i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
+        marks = [i + 1 for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
+        # Warp itself run from a folder on PYTHONPATH (no site-packages in its path): from its `warp/_src`
+        marks = marks or [i for i, part in enumerate(parts[:-1]) if part == "warp" and parts[i + 1] == "_src"]
         if not marks:
             return None
-        relative = "/".join(parts[marks[-1] + 1:])
+        relative = "/".join(parts[marks[-1]:])
     return relative.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
 
 
