@@ -9,22 +9,40 @@ from pathlib import Path
 from codemods.specs import PreloadArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import entry_file, expected_effect, fired, ms, not_applicable, ruled_out
+from warp_fix.mechanisms._common import (
+    entry_file,
+    expected_effect,
+    fired,
+    module_names,
+    ms,
+    not_applicable,
+    ruled_out,
+)
 from warp_fix.model import ADVISORY, CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, Proposal
-from warp_fix.report import Site
+from warp_fix.report import ModuleBuild, Site
 from warp_fix.scan.index import EntryPoint
+from warp_fix.wording import noun
 
 MIN_CEILING = 1.3
 LIBRARY_LAUNCH = "/venv/lib/python3.12/site-packages/physics/step.py"
 ENTRY_CALL = "app/__main__.py:12:main"
 
 
-def _cuda_modules(first_launch_in: str = "app/__main__.py", *stack: str, **module_ms: float) -> Inputs:
-    """A CUDA run that builds each module once, in `module_ms` milliseconds; the first launch in main() of
-    `first_launch_in`, whose outer frames are `stack` ("file:line:function")."""
+def _cuda_modules(
+    first_launch_in: str = "app/__main__.py", *stack: str, made_in: str = "<module>", **module_ms: float
+) -> Inputs:
+    """A CUDA run that builds each module once, in `module_ms` milliseconds, its kernel made in `made_in` of its own
+    file (`<module>`: at import); the first launch in main() of `first_launch_in`, whose outer frames are `stack`."""
     first = case.site(first_launch_in, 8, "main", stack=stack)
+    made = {m: case.site(f"app/{m}.py", 5, made_in) for m in module_ms}
     return case.run(
-        builds=[case.build(m, device="cuda:0", block_dim=256, ms=ms) for m, ms in module_ms.items()],
+        builds=[
+            case.sourced(
+                case.build(m, device="cuda:0", block_dim=256, ms=ms),
+                case.kernel_source("step", f"app/{m}.py", 6, created=made[m]),
+            )
+            for m, ms in module_ms.items()
+        ],
         launches=[case.launch("step", m, device="cuda:0", site=first) for m in module_ms],
         source=case.index(
             files=["app/__main__.py", "sim.py"], entry_points=[EntryPoint(kind="main_module", file="app/__main__.py")]
@@ -110,7 +128,29 @@ class SerialBuilds(Mechanism[SerialModules]):
                 expected=expected_effect(finding, 0),
             )
             return
-        modules = sorted(facts.modules)
+        ready = {m: dim for m, dim in facts.modules.items() if _made_at_import(inputs.final_builds[m], inputs)}
+        later = sorted(set(facts.modules) - set(ready))
+        times = {m: inputs.final_builds[m].module_ms for m in ready}
+        slowest = max(times, key=times.__getitem__, default=None)
+        ceiling = round(sum(times.values()) / times[slowest], 2) if slowest and times[slowest] else 1.0
+        if len(ready) < 2 or ceiling < MIN_CEILING:
+            yield Fix(
+                id="",
+                slug=finding.slug,
+                title="Preload independent modules in parallel",
+                description=_made_later(facts, later, first.site.function, inputs),
+                safety=ADVISORY,
+                codemod=None,
+                expected=expected_effect(finding, 0),
+            )
+            return
+        modules = sorted(ready)
+        left_out = (
+            f" Left out: {module_names(later, inputs)}, made while the program runs: no preload can name them "
+            "before they exist."
+            if later
+            else ""
+        )
         # At the top of the function holding the first launch (a launch inside a loop must not get it per pass).
         where = (
             {"before_line": first.site.line} if first.site.function == "<module>" else {"function": first.site.function}
@@ -119,9 +159,9 @@ class SerialBuilds(Mechanism[SerialModules]):
             id="",
             slug=finding.slug,
             title=f"Preload {len(modules)} independent modules in parallel",
-            description=f"{len(modules)} modules were built one after another ({facts.sum_ms:,.0f} ms summed; "
-            f"slowest {facts.slowest} {facts.max_ms:,.0f} ms). Ceiling: {facts.ceiling}x on compile "
-            "elapsed. Each module's real block_dim is declared so the preload builds the variant used.",
+            description=f"{len(modules)} modules were built one after another ({ms(sum(times.values()))} summed; "
+            f"slowest {slowest} {ms(times[slowest])}). Ceiling: {ceiling}x on compile elapsed. Each module's real "
+            f"block_dim is declared so the preload builds the variant used.{left_out}",
             safety=CONSENT,
             codemod="preload",
             places=(
@@ -130,13 +170,13 @@ class SerialBuilds(Mechanism[SerialModules]):
                     modules=modules,
                     device=facts.device,
                     max_workers=len(modules),
-                    block_dims=facts.modules,
+                    block_dims=ready,
                     **where,
                 ),
             ),
             files=[entry],
-            expected=f"compile elapsed down to at best ~{facts.max_ms:,.0f} ms "
-            f"(ceiling {facts.ceiling}x; untested estimate)",
+            expected=f"compile elapsed down to at best ~{times[slowest]:,.0f} ms "
+            f"(ceiling {ceiling}x; untested estimate)",
         )
 
     EXAMPLES = (
@@ -159,6 +199,13 @@ class SerialBuilds(Mechanism[SerialModules]):
             fixes=((None, ADVISORY),),
         ),
         Example(
+            "the modules are made while the program runs (warp.fem integrands, a factory): a preload at the start of "
+            "main() could not name them",
+            _cuda_modules(made_in="solve", sim=400.0, render=300.0, io=300.0),
+            FIRED,
+            fixes=((None, ADVISORY),),
+        ),
+        Example(
             "one module dominates: a preload could gain at most 1.1x",
             _cuda_modules(sim=2000.0, render=100.0, io=100.0),
             RULED_OUT,
@@ -171,11 +218,35 @@ class SerialBuilds(Mechanism[SerialModules]):
     )
 
 
+def _built(facts: SerialModules) -> str:
+    count = len(facts.modules)
+    return f"{count} modules were built one after another ({ms(facts.sum_ms)} summed; ceiling {facts.ceiling}x)"
+
+
+def _made_at_import(build: ModuleBuild, inputs: Inputs) -> bool:
+    """Every kernel of the module is the project's and made at module scope: the module is complete once the
+    program is imported, so a preload before the first launch can name it. Modules warp.fem, a library or a
+    factory makes while the program runs do not exist yet there (a preload would build an empty module)."""
+    return bool(build.kernel_sources) and all(
+        inputs.repo_file(k.file) and k.created is not None and k.created.function == "<module>"
+        for k in build.kernel_sources
+    )
+
+
+def _made_later(facts: SerialModules, later: list[str], function: str, inputs: Inputs) -> str:
+    """The advisory where too few modules exist before the first launch to preload."""
+    return (
+        f"{_built(facts)}; {module_names(later, inputs)} {noun(len(later), 'is', 'are')} made while the program runs "
+        f"(by warp.fem, a library or a factory), after the start of {function}, so no preload there can name "
+        "them before they exist. `warp-fix bake` takes their builds out of a cold start altogether."
+    )
+
+
 def _by_hand(facts: SerialModules, first: Site | None, inputs: Inputs) -> str:
     """What the user can do where no preload can be inserted: where the first launch is, the call to place
     before it, and the condition that makes it safe (a kernel added to a module after its preload rebuilds it)."""
     count = len(facts.modules)
-    built = f"{count} modules were built one after another ({ms(facts.sum_ms)} summed; ceiling {facts.ceiling}x)"
+    built = _built(facts)
     if first is None:
         return f"{built}; no launch was traced to a line of code, so there is no place to put a preload."
     own = inputs.repo_file(first.file)
