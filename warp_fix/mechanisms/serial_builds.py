@@ -235,8 +235,9 @@ def _made_at_import(build: ModuleBuild, inputs: Inputs) -> bool:
 
 def _made_later(facts: SerialModules, later: list[str], function: str, inputs: Inputs) -> str:
     """The advisory where too few modules exist before the first launch to preload."""
+    who = "all of them" if len(later) == len(facts.modules) else module_names(later, inputs)
     return (
-        f"{_built(facts)}; {module_names(later, inputs)} {noun(len(later), 'is', 'are')} made while the program runs "
+        f"{_built(facts)}; {who} {noun(len(later), 'is', 'are')} made while the program runs "
         f"(by warp.fem, a library or a factory), after the start of {function}, so no preload there can name "
         "them before they exist. `warp-fix bake` takes their builds out of a cold start altogether."
     )
