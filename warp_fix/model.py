@@ -137,6 +137,7 @@ class Plan:
     checked: list[str] = field(default_factory=list)  # mechanisms looked at (for the clean case)
     findings: list[Finding] = field(default_factory=list)  # the Findings the fixes answer
     warnings: list[str] = field(default_factory=list)  # e.g. files the scan could not parse
+    built_nothing: bool = False  # the run built no Warp module: every finding is empty, not clean
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "fixes": [fix.to_json() for fix in self.fixes]}

@@ -27,6 +27,7 @@ def make_plan(
     inputs = Inputs(report, index)
     plan = Plan(command=list(command or report.command))
     plan.findings = findings
+    plan.built_nothing = not report.trace.builds
     plan.warnings = _nothing_built(report) + [w for w in report.warnings if w not in index.warnings] + index.warnings
     by_slug = {f.slug: f for f in findings}
     taken: set[tuple] = set()

@@ -171,7 +171,9 @@ def findings_table(plan: Plan) -> str:
 
 def plan_table(plan: Plan) -> str:
     warnings = "".join(f'<p class="warn">warning: {escape(w)}</p>' for w in plan.warnings)
-    if not plan.fixes:
+    if not plan.fixes and plan.built_nothing:
+        body = f"<p>Nothing to fix: none of the {len(plan.checked)} mechanisms had a build to look at.</p>"
+    elif not plan.fixes:
         body = f"<p>Nothing to fix: checked {len(plan.checked)} mechanisms; none calls for a change.</p>"
     else:
         rows = "".join(

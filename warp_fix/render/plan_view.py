@@ -17,6 +17,10 @@ STATUS_STYLE = {"fired": "bold red", "ruled-out": "green", "not-applicable": "di
 def print_plan(plan: Plan, console: Console) -> None:
     for warning in plan.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
+    if plan.built_nothing and not plan.fixes and not any(f.status == FIRED for f in plan.findings):
+        console.print(f"Nothing to fix: none of the {len(plan.checked)} mechanisms had a build to look at.",
+                      highlight=False)  # fmt: skip
+        return
     table = Table(title="Findings (every mechanism checked)")
     for column in ("mechanism", "status", "reason"):
         table.add_column(column)
