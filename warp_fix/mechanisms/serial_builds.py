@@ -118,15 +118,7 @@ class SerialBuilds(Mechanism[SerialModules]):
         facts = finding.facts
         first = next((launch for launch in report.trace.launches if launch.site), None)
         if entry is None or first is None or first.site.file != entry:
-            yield Fix(
-                id="",
-                slug=finding.slug,
-                title="Preload independent modules in parallel",
-                description=_by_hand(facts, first.site if first else None, inputs),
-                safety=ADVISORY,
-                codemod=None,
-                expected=expected_effect(finding, 0),
-            )
+            yield _advisory(finding, _by_hand(facts, first.site if first else None, inputs))
             return
         ready = {m: dim for m, dim in facts.modules.items() if _made_at_import(inputs.final_builds[m], inputs)}
         later = sorted(set(facts.modules) - set(ready))
@@ -134,15 +126,7 @@ class SerialBuilds(Mechanism[SerialModules]):
         slowest = max(times, key=times.__getitem__, default=None)
         ceiling = round(sum(times.values()) / times[slowest], 2) if slowest and times[slowest] else 1.0
         if len(ready) < 2 or ceiling < MIN_CEILING:
-            yield Fix(
-                id="",
-                slug=finding.slug,
-                title="Preload independent modules in parallel",
-                description=_made_later(facts, later, first.site.function, inputs),
-                safety=ADVISORY,
-                codemod=None,
-                expected=expected_effect(finding, 0),
-            )
+            yield _advisory(finding, _made_later(facts, later, first.site.function, inputs))
             return
         modules = sorted(ready)
         left_out = (
@@ -215,6 +199,19 @@ class SerialBuilds(Mechanism[SerialModules]):
             case.run(builds=[case.build("sim"), case.build("render")]),
             NOT_APPLICABLE,
         ),
+    )
+
+
+def _advisory(finding: Finding[SerialModules], description: str) -> Fix:
+    """The fix where no preload can be inserted: what to do, in words."""
+    return Fix(
+        id="",
+        slug=finding.slug,
+        title="Preload independent modules in parallel",
+        description=description,
+        safety=ADVISORY,
+        codemod=None,
+        expected=expected_effect(finding, 0),
     )
 
 
