@@ -196,3 +196,13 @@ def test_a_launch_deep_inside_a_library_still_names_the_projects_line_that_reach
     assert (launch.site.function, launch.site.file.endswith("physics/__init__.py")) == ("kinematics", True)
     assert [c.function for c in launch.site.callers()] == ["position", "forward", "step", "<module>"]
     assert where(launch.site.callers()[-1]) == ("app.py", 10)
+
+
+def test_a_frame_without_a_file_is_never_the_projects(tmp_path, monkeypatch):
+    """`python -m` runs through `<frozen runpy>`: relative to the project's directory it would resolve inside it."""
+    from warp_fix.probe.inject._warp_fix_tracer.recorder import SiteFinder
+
+    monkeypatch.chdir(tmp_path)
+    sites = SiteFinder(str(tmp_path / "warp"))
+    assert not sites.is_project("<frozen runpy>") and not sites.is_project("<string>")
+    assert sites.is_project(str(tmp_path / "app.py"))

@@ -103,6 +103,8 @@ class SiteFinder:
     def is_project(self, filename: str) -> bool:
         """A file under the measured command's directory that is not an installed package (a venv inside it)."""
         known = self._in_project.get(filename)
+        if known is None and filename.startswith("<"):  # `<frozen runpy>`, `<string>`: no file, whatever the cwd
+            known = self._in_project[filename] = False
         if known is None:
             path = os.path.realpath(filename)
             known = self._in_project[filename] = path.startswith(self._project) and not self.is_library(path)
