@@ -8,6 +8,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from warp_fix.metrics import COLD_MODULE, IDENTITIES, Metric
+from warp_fix.render.plan_view import answer, built_nothing, declined
 from warp_fix.wording import counted
 
 if TYPE_CHECKING:  # kept out of the import path of `measure`
@@ -62,7 +63,7 @@ def render_report_html(report: Report, plan: Plan | None = None) -> str:
     """The page for `measure` (and, given the plan, for `plan`): summary, timeline, costs, findings, fixes."""
     sections = [summary_header(report, "plan" if plan else "measure"), timeline(report), module_costs(report)]
     if plan is not None:
-        sections += [findings_table(plan), plan_table(plan)]
+        sections += ([] if built_nothing(plan) else [findings_table(plan)]) + [plan_table(plan)]
     return page(f"warp-fix {'plan' if plan else 'measure'}: {' '.join(report.command)}", sections)
 
 
@@ -171,10 +172,8 @@ def findings_table(plan: Plan) -> str:
 
 def plan_table(plan: Plan) -> str:
     warnings = "".join(f'<p class="warn">warning: {escape(w)}</p>' for w in plan.warnings)
-    if not plan.fixes and plan.built_nothing:
-        body = f"<p>Nothing to fix: none of the {len(plan.checked)} mechanisms had a build to look at.</p>"
-    elif not plan.fixes:
-        body = f"<p>Nothing to fix: checked {len(plan.checked)} mechanisms; none calls for a change.</p>"
+    if not plan.fixes:
+        body = f"<p>{escape(answer(plan))}</p>"
     else:
         rows = "".join(
             f"<tr><td><b>{escape(fix.id)}</b></td><td>{escape(fix.safety)}</td>"
@@ -186,6 +185,9 @@ def plan_table(plan: Plan) -> str:
             "<table><thead><tr><th>fix</th><th>safety</th><th>what</th><th>expected</th><th>changes</th></tr>"
             f"</thead><tbody>{rows}</tbody></table>"
         )
+    reasons = "".join(f"<li><code>{escape(n.slug)}</code>: {escape(n.reason)}</li>" for n in declined(plan))
+    if reasons:
+        body += f"<h3>Not proposed</h3><ul>{reasons}</ul>"
     return f'<section id="plan"><h2>Plan ({counted(len(plan.fixes), "fix", "fixes")})</h2>{warnings}{body}</section>'
 
 
