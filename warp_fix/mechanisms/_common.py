@@ -12,6 +12,8 @@ from warp_fix.report import ModuleBuild, OptionSource, Report, Site
 from warp_fix.scan.index import SourceIndex
 from warp_fix.wording import counted
 
+WARP_BLOCK_DIM = 256  # what a CUDA launch that names no block_dim uses (the module option's default)
+
 # --- findings and evidence -----------------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from codemods.specs import SplitByBlockDimArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
+    WARP_BLOCK_DIM,
     builds_of,
     expected_effect,
     fired,
@@ -73,7 +74,7 @@ class BlockDimSpread(Mechanism[BlockDims]):
             sites = [s for s in inputs.index.launches_of(kernel.name) if s.block_dim is not None]
             if any(not s.block_dim.is_constant for s in sites):
                 runtime_kernels.append(kernel.name)
-            groups.setdefault(kernel.file, {}).setdefault(kernel.name, set()).add(launch.block_dim or 256)
+            groups.setdefault(kernel.file, {}).setdefault(kernel.name, set()).add(launch.block_dim or WARP_BLOCK_DIM)
         plan, builds_after = {}, {}
         for file, kernels in groups.items():
             builds_after[file] = _builds_after_split(kernels, set(runtime_kernels))

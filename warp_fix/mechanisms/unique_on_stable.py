@@ -9,6 +9,7 @@ from codemods.specs import CallSiteArgumentArgs, DropUniqueArgs, KernelsToModule
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
+    WARP_BLOCK_DIM,
     builds_of,
     expected_effect,
     fired,
@@ -72,6 +73,24 @@ def _unique_kernel(captures: list[str], called_from: str, calls: int = 2, **fiel
                     captures=captures, at_module_scope=False, **fields,
                 )
             ],
+        ),
+    )
+
+
+def _transpose_beside(launched_at: int) -> Inputs:
+    """`transpose`, decorated `@wp.kernel(module="unique")` at sim.py:6 (Warp's 2-D FFT example writes it so), launched
+    on CUDA at `launched_at`; `step`, of sim.py's own module, launched without a block_dim."""
+    made = case.kernel_def("transpose", "sim", unique=True,
+                           site=case.site("sim.py", 6, "transpose", ["sim.py:6:transpose", "sim.py:5:<module>"]))
+    return case.run(
+        builds=[case.build("transpose_5c6d7e8f", device="cuda:0", kernels=["sim.transpose"]),
+                case.build("sim", device="cuda:0", kernels=["sim.step"])],
+        kernel_defs=[replace(made, module="transpose_5c6d7e8f")],
+        launches=[case.launch("transpose", "transpose_5c6d7e8f", device="cuda:0", block_dim=launched_at),
+                  case.launch("step", "sim", device="cuda:0")],
+        source=case.index(
+            files=["sim.py"],
+            kernels=[case.kernel("transpose", "sim.py", 6, module_kind="unique"), case.kernel("step", "sim.py", 20)],
         ),
     )
 
@@ -285,6 +304,19 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
             declined="would be the only kernel of module sim",
         ),
         Example(
+            "launched at block_dim=128 beside kernels launched at the default 256: a shared module would build twice",
+            _transpose_beside(launched_at=128),
+            FIRED,
+            fixes=(),
+            declined="is launched at block_dim [128], the kernels of sim at [256]",
+        ),
+        Example(
+            "launched at block_dim=256, the default its module's other kernels get: the merge builds once",
+            _transpose_beside(launched_at=256),
+            FIRED,
+            fixes=(("drop_unique", SAFE),),
+        ),
+        Example(
             "a plugin kernel made per request from runtime data keeps its module of its own",
             _unique_kernel(captures=["op"], called_from="sim.py:40:handle_request"),
             RULED_OUT,
@@ -382,22 +414,28 @@ def _without_partner(stable: list[UniqueKernel], inputs: Inputs) -> list[tuple[U
     """Stable unique kernels a merge cannot help: nothing else would build in their named module, or what would
     is launched at another block size (the shared module would be built once per block size on CUDA).
 
+    A launch that names no block_dim gets its module's (Warp's default, 256), on CUDA and so here too: a kernel
+    the project launches at 128 would build its new module twice beside kernels launched without one.
+
     Example: `bin_counts`, the only kernel of histogram.py, launched with block_dim=256 -> alone."""
     built: dict[str, list[str]] = {}
+    module_block_dim: dict[str, int] = {}
     for build in inputs.user_builds():
         built.setdefault(build.module, []).extend(build.kernels)
-    block_dims: dict[str, set[int | None]] = {}
+        module_block_dim[build.module] = int(build.options.get("block_dim") or WARP_BLOCK_DIM)
+    block_dims: dict[str, set[int]] = {}
     for launch in inputs.report.trace.launches:
-        block_dims.setdefault(launch.module, set()).add(launch.block_dim)
+        size = launch.block_dim or module_block_dim.get(launch.module, WARP_BLOCK_DIM)
+        block_dims.setdefault(launch.module, set()).add(size)
     alone = []
     for item in stable:
         sharing = [other for other in stable if other.module == item.module]
         kernels = sum(max(1, len(other.modules)) for other in sharing) + len(built.get(item.module, []))
-        mine = {b for module in item.modules for b in block_dims.get(module, set())} - {None}
+        mine = {b for module in item.modules for b in block_dims.get(module, set())}
         theirs = {
             b for module in [item.module, *(m for o in sharing if o is not item for m in o.modules)]
             for b in block_dims.get(module, set())
-        } - {None}
+        }
         if kernels < 2:
             alone.append((item, f"would be the only kernel of module {item.module}"))
         elif mine and theirs and mine != theirs:
