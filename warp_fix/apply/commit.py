@@ -68,14 +68,8 @@ def _decision(n: Numbers) -> str:
 
 
 def _deciding_line(n: Numbers, metric: Metric) -> str:
-    """A deciding metric in brief: a timing with its significance and sample counts (the list below has no
-    second copy of it, so its spread is here too)."""
-    timing = n.timing_of(metric) if metric.timing else None
-    if timing is None or timing.not_applicable:
-        return _metric_line(n, metric)
-    before, after = timing.before, timing.after
-    spread = f"n={len(before.values)}/{len(after.values)}, MAD {fmt_ms(before.mad)}/{fmt_ms(after.mad)} ms"
-    return f"{metric.label}: {timing.pair()} ms ({significance(timing, n.side_by_side)}; {spread})"
+    """A deciding metric in brief (the list below has no second copy of it)."""
+    return _metric_line(n, metric)
 
 
 def _deciding(n: Numbers) -> list[Metric]:
@@ -83,10 +77,14 @@ def _deciding(n: Numbers) -> list[Metric]:
 
 
 def _metric_line(n: Numbers, metric: Metric) -> str:
-    """`label: before -> after`, a timing with its spread and noise band; "" when not measured."""
+    """`label: before -> after`, a timing with where it stands against its noise band and its runs per arm (the
+    spread and how the band was estimated are in the ledger); "" when not measured."""
     if metric.timing:
         timing = n.timing_of(metric)
-        return timing.record_line() if timing else ""
+        if timing is None or timing.not_applicable:
+            return timing.record_line() if timing else ""
+        runs = f"n={len(timing.before.values)}/{len(timing.after.values)}"
+        return f"{metric.label}: {timing.pair()} ms ({significance(timing, n.side_by_side)}, {runs})"
     if metric.field not in n.structure:
         return ""
     before, after = n.structure[metric.field]
@@ -95,8 +93,12 @@ def _metric_line(n: Numbers, metric: Metric) -> str:
 
 def _measurements(n: Numbers) -> str:
     """Every other metric measured, then what the comparison checked besides speed."""
-    how = "interleaved" if n.side_by_side else "its earlier runs in this apply reused, not side by side"
-    lines = [f"Also measured against the previous state, {how}, n={n.per_arm} per arm ({n.stop}):"]
+    stop = f" ({n.stop})" if n.stop else ""
+    if n.side_by_side:
+        lines = [f"Also measured, interleaved with the previous state, n={n.per_arm} per arm{stop}:"]
+    else:
+        lines = [f"Also measured, n={n.per_arm} per arm, against runs of the previous state taken earlier in this "
+                 f"apply{stop}:"]
     deciding = set(_deciding(n))
     others = [m for m in (*TIMING, *STRUCTURE) if m not in deciding]
     still = [m for m in others if not m.timing and _unmoved(n, m)]

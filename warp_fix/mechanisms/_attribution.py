@@ -121,7 +121,7 @@ class Provenance:
 
     def describe(self) -> str:
         if self.kind == "default":
-            return f"{self.key} is Warp's default (True)"
+            return f"{self.key}=True by Warp's default"
         if self.kind == "factory-parameter":
             return f"{self.key} is a parameter of {self.callee}() ({self.site}), passed at {self.call_site}"
         where = {"decorator": "the kernel decorator", "config": "wp.config"}.get(self.kind, self.kind)
