@@ -133,7 +133,7 @@ class Launch:
     dim: list[int]
     dtypes: list[str]
     device: str
-    block_dim: int | None
+    block_dim: int | None  # as the call asked (launch_tiled's too, which Warp makes 1 on the CPU); None: not given
     adjoint: bool
     tiled: bool
     site: Site | None

@@ -41,3 +41,25 @@ def test_a_console_script_is_the_file_of_its_function(tmp_path):
     report = case.run(command=["/venv/bin/app-run", "--steps", "2"]).report
     report = dataclasses.replace(report, cwd=str(root))
     assert entry_file(report, scan_repository(root)) == "src/app/cli.py"
+
+
+SCRIPT = {
+    "fft_app.py": (
+        "import warp as wp\n\n\n@wp.kernel\ndef double(a: wp.array2d(dtype=float)):\n"
+        "    i, j = wp.tid()\n    t = wp.tile_load(a, shape=(1, 16), offset=(i, 0))\n"
+        "    wp.tile_store(a, t * 2.0, offset=(i, 0))\n\n\n"
+        "a = wp.ones((4, 16), dtype=float, device='cpu')\n"
+        "wp.launch_tiled(double, dim=[4], inputs=[a], block_dim=64, device='cpu')\nprint(a.numpy().sum())\n"
+    ),
+}
+
+
+def test_a_script_is_its_own_main_file_and_a_tiled_launch_keeps_the_block_dim_it_asked_for(tmp_path):
+    """Python deletes a script's `__file__` before exit hooks run; the tracer still names the script. On the CPU
+    Warp runs a tiled launch at block_dim 1, but the launch is recorded at the 64 it asked for (what CUDA builds)."""
+    root = write_repo(tmp_path / "repo", SCRIPT)
+    report = measure([sys.executable, "fft_app.py"], root, samples=1)
+    assert report.trace.main_file == str(root / "fft_app.py")
+    assert entry_file(report, scan_repository(root)) == "fft_app.py"
+    [launch] = report.trace.launches
+    assert (launch.module, launch.block_dim, launch.tiled) == ("__main__", 64, True)

@@ -77,21 +77,25 @@ def _unique_kernel(captures: list[str], called_from: str, calls: int = 2, **fiel
     )
 
 
-def _transpose_beside(launched_at: int) -> Inputs:
+def _transpose_beside(launched_at: int, as_script: bool = False) -> Inputs:
     """`transpose`, decorated `@wp.kernel(module="unique")` at sim.py:6 (Warp's 2-D FFT example writes it so), launched
-    on CUDA at `launched_at`; `step`, of sim.py's own module, launched without a block_dim."""
+    on CUDA at `launched_at`; `step`, of sim.py's own module, launched without a block_dim. `as_script`: the run is
+    `python sim.py`, whose module is `__main__`."""
+    own = "__main__" if as_script else "sim"
     made = case.kernel_def("transpose", "sim", unique=True,
                            site=case.site("sim.py", 6, "transpose", ["sim.py:6:transpose", "sim.py:5:<module>"]))
     return case.run(
         builds=[case.build("transpose_5c6d7e8f", device="cuda:0", kernels=["sim.transpose"]),
-                case.build("sim", device="cuda:0", kernels=["sim.step"])],
+                case.build(own, device="cuda:0", kernels=[f"{own}.step"])],
         kernel_defs=[replace(made, module="transpose_5c6d7e8f")],
         launches=[case.launch("transpose", "transpose_5c6d7e8f", device="cuda:0", block_dim=launched_at),
-                  case.launch("step", "sim", device="cuda:0")],
+                  case.launch("step", own, device="cuda:0")],
         source=case.index(
             files=["sim.py"],
             kernels=[case.kernel("transpose", "sim.py", 6, module_kind="unique"), case.kernel("step", "sim.py", 20)],
         ),
+        command=("python", "sim.py") if as_script else ("python", "-m", "sim"),
+        main_file=f"{case.ROOT}/sim.py" if as_script else "",
     )
 
 
@@ -317,6 +321,12 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
             fixes=(("drop_unique", SAFE),),
         ),
         Example(
+            "the same in a script run as `python sim.py`: its own module is __main__ in the run",
+            _transpose_beside(launched_at=256, as_script=True),
+            FIRED,
+            fixes=(("drop_unique", SAFE),),
+        ),
+        Example(
             "a plugin kernel made per request from runtime data keeps its module of its own",
             _unique_kernel(captures=["op"], called_from="sim.py:40:handle_request"),
             RULED_OUT,
@@ -427,13 +437,16 @@ def _without_partner(stable: list[UniqueKernel], inputs: Inputs) -> list[tuple[U
     for launch in inputs.report.trace.launches:
         size = launch.block_dim or module_block_dim.get(launch.module, WARP_BLOCK_DIM)
         block_dims.setdefault(launch.module, set()).add(size)
+    main = inputs.repo_file(inputs.report.trace.main_file) if inputs.report.trace.main_file else None
     alone = []
     for item in stable:
+        # the file the command ran as a script builds its own module under the name __main__
+        named = "__main__" if item.file == main and item.module == item.python_module else item.module
         sharing = [other for other in stable if other.module == item.module]
-        kernels = sum(max(1, len(other.modules)) for other in sharing) + len(built.get(item.module, []))
+        kernels = sum(max(1, len(other.modules)) for other in sharing) + len(built.get(named, []))
         mine = {b for module in item.modules for b in block_dims.get(module, set())}
         theirs = {
-            b for module in [item.module, *(m for o in sharing if o is not item for m in o.modules)]
+            b for module in [named, *(m for o in sharing if o is not item for m in o.modules)]
             for b in block_dims.get(module, set())
         }
         if kernels < 2:

@@ -34,7 +34,8 @@ def hook_launch(tracer, warp, ctx) -> None:
     def make_tiled(original):
         @functools.wraps(original)
         def launch_tiled(*args, **kwargs):
-            tracer.local.tiled = True
+            # the block_dim asked for: on the CPU, Warp passes 1 on to `launch` whatever the call says
+            tracer.local.tiled, tracer.local.tiled_block_dim = True, kwargs.get("block_dim")
             try:
                 return original(*args, **kwargs)
             finally:
@@ -57,6 +58,9 @@ def _record_launch(tracer, kernel, dim, inputs, outputs, device, args, kwargs) -
     if adjoint:
         note_gradient_use(tracer, "adjoint", kernel)
     block_dim = kwargs.get("block_dim", args[10] if len(args) > 10 else None)
+    if getattr(tracer.local, "tiled", False) and isinstance(tracer.local.tiled_block_dim, int):
+        block_dim = tracer.local.tiled_block_dim
+    block_dim = None if block_dim is None else int(block_dim)
     dims = [int(d) for d in dim] if isinstance(dim, (list, tuple)) else [int(dim)]
     dtypes = [_arg_type(value) for value in list(inputs) + list(outputs)]
     structure = json.dumps([dims, dtypes, str(device), block_dim, adjoint])

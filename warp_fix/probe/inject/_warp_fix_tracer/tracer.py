@@ -121,8 +121,10 @@ class Tracer:
 
     @staticmethod
     def _main_file() -> str:
-        """The file run as __main__ (`python -m pkg` in a src/ layout or installed: its real path), "" if none."""
-        path = getattr(sys.modules.get("__main__"), "__file__", None)
+        """The file run as __main__ (`python -m pkg` in a src/ layout or installed: its real path), "" if none.
+        Python deletes a script's `__file__` once it has run, before exit hooks: its loader still has the path."""
+        main = sys.modules.get("__main__")
+        path = getattr(main, "__file__", None) or getattr(getattr(main, "__loader__", None), "path", None)
         return os.path.abspath(path) if isinstance(path, str) else ""
 
     def _cuda_toolkit(self) -> str:
