@@ -591,6 +591,17 @@ def decorator_with_module(dec: cst.Decorator, module: str) -> cst.Decorator:
     return dec.with_changes(decorator=with_keyword(cst.Call(func=dec.decorator), "module", value))
 
 
+def decorator_without_module(dec: cst.Decorator) -> cst.Decorator:
+    """`@wp.kernel(module="unique", enable_backward=False)` -> `@wp.kernel(enable_backward=False)`, and
+    `@wp.kernel(module="unique")` -> `@wp.kernel`: the kernel joins its file's own module."""
+    assert isinstance(dec.decorator, cst.Call)
+    args = [a for a in dec.decorator.args if not (a.keyword is not None and a.keyword.value == "module")]
+    if not args:
+        return dec.with_changes(decorator=dec.decorator.func)
+    args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return dec.with_changes(decorator=dec.decorator.with_changes(args=args))
+
+
 def decorator_module(dec: cst.Decorator) -> cst.BaseExpression | None:
     if isinstance(dec.decorator, cst.Call):
         arg = keyword(dec.decorator, "module")

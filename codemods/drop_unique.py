@@ -12,6 +12,7 @@ from ._cst import (
     WarpImports,
     code,
     decorator_module,
+    decorator_without_module,
     find_functions,
     is_string,
     kernel_decorator,
@@ -93,7 +94,8 @@ class DropUnique(WarpCodemod):
     args:
       file (str): the file (relative to the repo root).
       names (list[str]): kernel and/or factory function names.
-      module (str): the named Warp module to use instead.
+      module (str): the named Warp module to use instead; "" for the kernel's own file's module: the
+        keyword is removed, so a script's kernel joins `__main__`, the name its module has when run.
 
     A factory parameter whose default it changes but that the body does not use (left behind when
     the factory's kernels moved to module scope) is kept and reported (note "unused-parameter").
@@ -121,6 +123,20 @@ class DropUnique(WarpCodemod):
             after=(
                 'import warp as wp\n\n\n@wp.kernel(module="ops", enable_backward=False)\n'
                 "def scale(x: wp.array(dtype=float)):\n    x[wp.tid()] *= 2.0\n"
+            ),
+        ),
+        Example(
+            title="a module-scope kernel joins its file's own module: the keyword goes",
+            args={"file": "fft.py", "names": ["transpose", "scale"], "module": ""},
+            before=(
+                'import warp as wp\n\n\n@wp.kernel(module="unique")\ndef transpose(x: wp.array(dtype=float)):\n'
+                '    pass\n\n\n@wp.kernel(module="unique", enable_backward=False)\n'
+                "def scale(x: wp.array(dtype=float)):\n    pass\n"
+            ),
+            after=(
+                "import warp as wp\n\n\n@wp.kernel\ndef transpose(x: wp.array(dtype=float)):\n"
+                "    pass\n\n\n@wp.kernel(enable_backward=False)\ndef scale(x: wp.array(dtype=float)):\n"
+                "    pass\n"
             ),
         ),
         Example(
@@ -165,6 +181,11 @@ class DropUnique(WarpCodemod):
             reason="module_options",
         ),
         Refusal(before="import warp as wp\n", args={"names": ["k"], "module": "ops"}, reason="no function"),
+        Refusal(
+            before="from warp import kernel\n\n\ndef make(module='unique'):\n    pass\n",
+            args={"names": ["make"], "module": ""},
+            reason="needs a named module",
+        ),
     )
 
     @classmethod
@@ -194,13 +215,18 @@ class DropUnique(WarpCodemod):
                                 f"{kernel.name.value}() sets module_options, "
                                 'only accepted with module="unique"'
                             )
-                        replacements[dec] = dec.with_changes(
-                            decorator=with_keyword(dec.decorator, "module", string_arg(module))
-                        )
+                        if module:
+                            replacements[dec] = dec.with_changes(
+                                decorator=with_keyword(dec.decorator, "module", string_arg(module))
+                            )
+                        else:
+                            replacements[dec] = decorator_without_module(dec)
                         touched = True
-                    elif is_string(value, module) and kernel is func:
+                    elif kernel is func and (is_string(value, module) if module else dec is not None and value is None):
                         already = True
                 for param in [*func.params.params, *func.params.kwonly_params, *func.params.posonly_params]:
+                    if is_string(param.default, "unique") and not module:
+                        raise self.refuse(f"{name}(): a factory's module parameter needs a named module, not \"\"")
                     if is_string(param.default, "unique"):
                         replacements[param] = param.with_changes(default=string_arg(module))
                         touched = True

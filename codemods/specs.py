@@ -190,7 +190,8 @@ class KernelsToModuleScopeArgs(CodemodArgs):
 
 @dataclass(frozen=True, kw_only=True)
 class DropUniqueArgs(CodemodArgs):
-    """Give the kernels and factories `names` the named `module` instead of module="unique"."""
+    """Give the kernels and factories `names` the named `module` instead of module="unique"; `module=""` is the
+    file's own module (the keyword goes: a script's module is `__main__` in its run, not its file's name)."""
 
     CODEMOD = "drop_unique"
     EFFECT = Effect.MERGES_MODULES

@@ -77,19 +77,20 @@ def _unique_kernel(captures: list[str], called_from: str, calls: int = 2, **fiel
     )
 
 
-def _transpose_beside(launched_at: int, as_script: bool = False) -> Inputs:
+def _transpose_beside(launched_at: int, as_script: bool = False, device: str = "cuda:0") -> Inputs:
     """`transpose`, decorated `@wp.kernel(module="unique")` at sim.py:6 (Warp's 2-D FFT example writes it so), launched
-    on CUDA at `launched_at`; `step`, of sim.py's own module, launched without a block_dim. `as_script`: the run is
-    `python sim.py`, whose module is `__main__`."""
+    at `launched_at`; `step`, of sim.py's own module, launched without a block_dim. `as_script`: the run is
+    `python sim.py`, whose module is `__main__`. On the CPU, Warp records block_dim 1 in every build's options."""
     own = "__main__" if as_script else "sim"
+    options = {"block_dim": 1} if device == "cpu" else {}
     made = case.kernel_def("transpose", "sim", unique=True,
                            site=case.site("sim.py", 6, "transpose", ["sim.py:6:transpose", "sim.py:5:<module>"]))
     return case.run(
-        builds=[case.build("transpose_5c6d7e8f", device="cuda:0", kernels=["sim.transpose"]),
-                case.build(own, device="cuda:0", kernels=[f"{own}.step"])],
+        builds=[case.build("transpose_5c6d7e8f", device=device, kernels=["sim.transpose"], options=options),
+                case.build(own, device=device, kernels=[f"{own}.step"], options=options)],
         kernel_defs=[replace(made, module="transpose_5c6d7e8f")],
-        launches=[case.launch("transpose", "transpose_5c6d7e8f", device="cuda:0", block_dim=launched_at),
-                  case.launch("step", own, device="cuda:0")],
+        launches=[case.launch("transpose", "transpose_5c6d7e8f", device=device, block_dim=launched_at),
+                  case.launch("step", own, device=device)],
         source=case.index(
             files=["sim.py"],
             kernels=[case.kernel("transpose", "sim.py", 6, module_kind="unique"), case.kernel("step", "sim.py", 20)],
@@ -245,10 +246,18 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
                 if name not in entry["names"]:
                     entry["names"].append(name)
         for (file, module), entry in renamed.items():
+            names = ", ".join(entry["names"])
+            if module == entry["item"].python_module:  # module-scope kernels: the keyword goes
+                title = f'Build the module="unique" kernels of {file} in the file\'s own module'
+                said = (f'{names} each declare module="unique", a module of their own; without it they build '
+                        f"with the other kernels of {file}'s module.")
+                module = ""
+            else:
+                title = f"Build the stable kernels of {file} in one named module"
+                said = (f'{names} gave every stable kernel a module of its own (module="unique"); the named '
+                        f"module {module} builds them together.")
             yield Fix(
-                id="", slug=finding.slug, title=f"Build the stable kernels of {file} in one named module",
-                description=f"{', '.join(entry['names'])} gave every stable kernel a module of its own "
-                f'(module="unique"); the named module {module} builds them together.',
+                id="", slug=finding.slug, title=title, description=said,
                 safety=SAFE, codemod="drop_unique",
                 places=(DropUniqueArgs(file=file, names=entry["names"], module=module),),
                 files=[file], expected=expected_effect(finding), expected_builds_removed=finding.extra_builds,
@@ -323,6 +332,12 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
         Example(
             "the same in a script run as `python sim.py`: its own module is __main__ in the run",
             _transpose_beside(launched_at=256, as_script=True),
+            FIRED,
+            fixes=(("drop_unique", SAFE),),
+        ),
+        Example(
+            "the same on the CPU, whose builds record block_dim 1: the launches' own sizes still decide",
+            _transpose_beside(launched_at=256, as_script=True, device="cpu"),
             FIRED,
             fixes=(("drop_unique", SAFE),),
         ),
@@ -424,15 +439,16 @@ def _without_partner(stable: list[UniqueKernel], inputs: Inputs) -> list[tuple[U
     """Stable unique kernels a merge cannot help: nothing else would build in their named module, or what would
     is launched at another block size (the shared module would be built once per block size on CUDA).
 
-    A launch that names no block_dim gets its module's (Warp's default, 256), on CUDA and so here too: a kernel
-    the project launches at 128 would build its new module twice beside kernels launched without one.
+    A launch that names no block_dim gets its module's (Warp's default, 256) on CUDA, and is counted so on the CPU
+    too: a kernel the project launches at 128 would build its new module twice beside kernels launched without one.
 
     Example: `bin_counts`, the only kernel of histogram.py, launched with block_dim=256 -> alone."""
     built: dict[str, list[str]] = {}
     module_block_dim: dict[str, int] = {}
     for build in inputs.user_builds():
         built.setdefault(build.module, []).extend(build.kernels)
-        module_block_dim[build.module] = int(build.options.get("block_dim") or WARP_BLOCK_DIM)
+        if build.device.startswith("cuda"):  # a CPU build records block_dim 1, which says nothing of CUDA's
+            module_block_dim[build.module] = int(build.options.get("block_dim") or WARP_BLOCK_DIM)
     block_dims: dict[str, set[int]] = {}
     for launch in inputs.report.trace.launches:
         size = launch.block_dim or module_block_dim.get(launch.module, WARP_BLOCK_DIM)
