@@ -248,9 +248,11 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
         for (file, module), entry in renamed.items():
             names = ", ".join(entry["names"])
             if module == entry["item"].python_module:  # module-scope kernels: the keyword goes
-                title = f'Build the module="unique" kernels of {file} in the file\'s own module'
-                said = (f'{names} each declare module="unique", a module of their own; without it they build '
-                        f"with the other kernels of {file}'s module.")
+                one = len(entry["names"]) == 1
+                title = f"Build {names} with the other kernels of {'its' if one else 'their'} file"
+                said = (f'{names} {"declares" if one else "each declare"} module="unique", a module of '
+                        f"{'its' if one else 'their'} own; without it, {'it builds' if one else 'they build'} with "
+                        f"the other kernels of {file}.")
                 module = ""
             else:
                 title = f"Build the stable kernels of {file} in one named module"
