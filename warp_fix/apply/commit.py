@@ -76,15 +76,17 @@ def _deciding(n: Numbers) -> list[Metric]:
     return [BY_FIELD[name] for name in n.decided_by if name in BY_FIELD]
 
 
-def _metric_line(n: Numbers, metric: Metric) -> str:
-    """`label: before -> after`, a timing with where it stands against its noise band and its runs per arm (the
-    spread and how the band was estimated are in the ledger); "" when not measured."""
+def _metric_line(n: Numbers, metric: Metric, standing: bool = True) -> str:
+    """`label: before -> after`, a timing with where it stands against its noise band (unless `standing` is
+    False: a heading said it once for all) and its runs per arm (the spread and how the band was estimated are
+    in the ledger); "" when not measured."""
     if metric.timing:
         timing = n.timing_of(metric)
         if timing is None or timing.not_applicable:
             return timing.record_line() if timing else ""
         runs = f"n={len(timing.before.values)}/{len(timing.after.values)}"
-        return f"{metric.label}: {timing.pair()} ms ({significance(timing, n.side_by_side)}, {runs})"
+        said = f"{significance(timing, n.side_by_side)}, " if standing else ""
+        return f"{metric.label}: {timing.pair()} ms ({said}{runs})"
     if metric.field not in n.structure:
         return ""
     before, after = n.structure[metric.field]
@@ -98,11 +100,12 @@ def _measurements(n: Numbers) -> str:
         lines = [f"Also measured, interleaved with the previous state, n={n.per_arm} per arm{stop}:"]
     else:
         lines = [f"Also measured, n={n.per_arm} per arm, against runs of the previous state taken earlier in this "
-                 f"apply{stop}:"]
+                 f"apply, not side by side{stop}:"]
     deciding = set(_deciding(n))
     others = [m for m in (*TIMING, *STRUCTURE) if m not in deciding]
     still = [m for m in others if not m.timing and _unmoved(n, m)]
-    lines += [f"- {line}" for metric in others if metric not in still and (line := _metric_line(n, metric))]
+    listed = [m for m in others if m not in still]
+    lines += [f"- {line}" for metric in listed if (line := _metric_line(n, metric, standing=n.side_by_side))]
     if still:
         lines.append("- unchanged: " + ", ".join(f"{m.label} ({n.structure[m.field][0]:,})" for m in still))
     launches = {

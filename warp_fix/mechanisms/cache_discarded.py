@@ -192,8 +192,8 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
             slug=finding.slug,
             title="Keep Warp's kernel cache between runs",
             description="Removes statements in the run path that clear or bypass Warp's kernel cache, so a "
-            "second start reuses what the first compiled. Maintenance paths "
-            f"({', '.join(protected) or 'none found'}) keep clearing.",
+            "second start reuses what the first compiled."
+            + (f" Maintenance paths ({', '.join(protected)}) keep clearing." if protected else ""),
             safety=SAFE,
             codemod="keep_cache",
             places=(args,),
