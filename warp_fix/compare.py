@@ -53,6 +53,7 @@ NUMERICS_OPTIONS = (
 # few bytes without changing what is compiled. Smaller source differences than this are not structure.
 # Renamed kernel keys are taken out before this margin applies (see Comparison.renamed_bytes).
 SOURCE_BYTES_TOLERANCE = (0.005, 256)
+KERNELS_NAMED = 6  # kernels named in a note on moved options; the rest are counted
 # The startup timings every comparison reports; the kernel time is added when both runs timed their kernels.
 STARTUP_TIMING = (COLD_MODULE, COMPILE_ELAPSED)
 
@@ -214,7 +215,10 @@ def compare(
         (reasons if output.same is False else notes).append(output.detail)
     drift = _option_drift(before, after, allow_options) if workload_same is not False else []
     for (option, old, new, allowed), kernels in _grouped(drift).items():
-        which = f"kernel {kernels[0]}" if len(kernels) == 1 else f"{len(kernels)} kernels ({', '.join(kernels)})"
+        named = ", ".join(kernels[:KERNELS_NAMED]) + (
+            f" and {len(kernels) - KERNELS_NAMED} more" if len(kernels) > KERNELS_NAMED else ""
+        )  # the comparison's option_drift keeps every one
+        which = f"kernel {kernels[0]}" if len(kernels) == 1 else f"{len(kernels)} kernels ({named})"
         text = f"effective option {option} of {which}: {old} -> {new}"
         (notes if allowed else reasons).append(text + (" (allowed)" if allowed else ""))
     hidden = [r.label or which for r, which in ((before, "before"), (after, "after")) if _cache_gone(r)]

@@ -24,10 +24,19 @@ def gone_builds(before: Report, after: Report) -> list[GoneBuild]:
     return [*_gone_rebuilds(before.rebuilds, after.rebuilds), *_gone_warm(before, after)]
 
 
+def _same_module(name: str) -> str:
+    """A module named after one kernel ends in a hash of its content (`_diag_mv_kernel_55845888`): an edit that
+    changes the content renames it, and its rebuild under the new name is not gone."""
+    return _HASH_SUFFIX.sub("", name)
+
+
+_HASH_SUFFIX = re.compile(r"_[0-9a-f]{8}$")
+
+
 def _gone_rebuilds(before: list[Rebuild], after: list[Rebuild]) -> Iterator[GoneBuild]:
-    left = Counter((r.module, r.device) for r in after)
+    left = Counter((_same_module(r.module), r.device) for r in after)
     for rebuild in before:
-        key = (rebuild.module, rebuild.device)
+        key = (_same_module(rebuild.module), rebuild.device)
         if left[key]:
             left[key] -= 1
             continue
@@ -37,9 +46,9 @@ def _gone_rebuilds(before: list[Rebuild], after: list[Rebuild]) -> Iterator[Gone
 
 
 def _gone_warm(before: Report, after: Report) -> Iterator[GoneBuild]:
-    left = Counter((b.module, b.device) for b in _compiled(after.warm_trace.builds))
+    left = Counter((_same_module(b.module), b.device) for b in _compiled(after.warm_trace.builds))
     for build in _compiled(before.warm_trace.builds):
-        key = (build.module, build.device)
+        key = (_same_module(build.module), build.device)
         if left[key]:
             left[key] -= 1
             continue
