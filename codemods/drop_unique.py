@@ -102,7 +102,8 @@ class DropUnique(WarpCodemod):
 
     Refuses when a name is not found, has neither `"unique"` nor the target module (nothing to do
     means the planner's premise is wrong), or its decorator carries `module_options` (only valid
-    with `module="unique"`).
+    with `module="unique"`), or `module` is "" for a factory's parameter default (a parameter needs
+    a name).
     """
 
     NAME = "drop_unique"

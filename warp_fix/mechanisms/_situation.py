@@ -250,7 +250,6 @@ def run(
     source: SourceIndex | None = None,
     command: Sequence[str] = ("python", "-m", "app"),
     cache_dirs: CacheDirEvidence | None = None,
-    main_file: str = "",
     **summary: Any,
 ) -> Inputs:
     """The Inputs of one measured run; `summary` overrides Summary fields (floats become one-sample Stats)."""
@@ -266,7 +265,7 @@ def run(
         builds=list(builds), launches=list(launches), launch_count=len(launches),
         option_changes=list(option_changes), cache_ops=list(cache_ops), kernel_defs=list(kernel_defs),
         tapes=list(tapes), gradient_uses=list(gradient_uses), load_calls=list(load_calls), cuda_toolkit=cuda_toolkit,
-        lto_builds=list(lto_builds), main_file=main_file,
+        lto_builds=list(lto_builds),
     )
     report = Report(
         schema_version=SCHEMA_VERSION, command=list(command), cwd=ROOT, label=None, warp_version="1.19.0",

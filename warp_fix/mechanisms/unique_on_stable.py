@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from codemods.specs import CallSiteArgumentArgs, DropUniqueArgs, KernelsToModuleScopeArgs
 from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._attribution import module_source
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
     WARP_BLOCK_DIM,
@@ -87,7 +88,8 @@ def _transpose_beside(launched_at: int, as_script: bool = False, device: str = "
                            site=case.site("sim.py", 6, "transpose", ["sim.py:6:transpose", "sim.py:5:<module>"]))
     return case.run(
         builds=[case.build("transpose_5c6d7e8f", device=device, kernels=["sim.transpose"], options=options),
-                case.build(own, device=device, kernels=[f"{own}.step"], options=options)],
+                case.sourced(case.build(own, device=device, options=options),
+                             case.kernel_source("step", "sim.py", 20))],
         kernel_defs=[replace(made, module="transpose_5c6d7e8f")],
         launches=[case.launch("transpose", "transpose_5c6d7e8f", device=device, block_dim=launched_at),
                   case.launch("step", own, device=device)],
@@ -96,7 +98,6 @@ def _transpose_beside(launched_at: int, as_script: bool = False, device: str = "
             kernels=[case.kernel("transpose", "sim.py", 6, module_kind="unique"), case.kernel("step", "sim.py", 20)],
         ),
         command=("python", "sim.py") if as_script else ("python", "-m", "sim"),
-        main_file=f"{case.ROOT}/sim.py" if as_script else "",
     )
 
 
@@ -455,11 +456,10 @@ def _without_partner(stable: list[UniqueKernel], inputs: Inputs) -> list[tuple[U
     for launch in inputs.report.trace.launches:
         size = launch.block_dim or module_block_dim.get(launch.module, WARP_BLOCK_DIM)
         block_dims.setdefault(launch.module, set()).add(size)
-    main = inputs.repo_file(inputs.report.trace.main_file) if inputs.report.trace.main_file else None
+    own = _own_modules(inputs)
     alone = []
     for item in stable:
-        # the file the command ran as a script builds its own module under the name __main__
-        named = "__main__" if item.file == main and item.module == item.python_module else item.module
+        named = own.get(item.file, item.module) if item.module == item.python_module else item.module
         sharing = [other for other in stable if other.module == item.module]
         kernels = sum(max(1, len(other.modules)) for other in sharing) + len(built.get(named, []))
         mine = {b for module in item.modules for b in block_dims.get(module, set())}
@@ -473,6 +473,17 @@ def _without_partner(stable: list[UniqueKernel], inputs: Inputs) -> list[tuple[U
             alone.append((item, f"is launched at block_dim {sorted(mine)}, the kernels of {item.module} at "
                                 f"{sorted(theirs)}"))
     return alone
+
+
+def _own_modules(inputs: Inputs) -> dict[str, str]:
+    """Each repository file's own module by the name it had in the run, read from the builds' kernel sources (a
+    script's module is `__main__`, not its file's name)."""
+    own: dict[str, str] = {}
+    for build in inputs.user_builds():
+        source = module_source(build, inputs)
+        if source is not None and source.kind == "file" and len(source.files) == 1:
+            own.setdefault(source.files[0], build.module)
+    return own
 
 
 def _distinct(defs):

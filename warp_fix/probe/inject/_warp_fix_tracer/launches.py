@@ -58,7 +58,7 @@ def _record_launch(tracer, kernel, dim, inputs, outputs, device, args, kwargs) -
     if adjoint:
         note_gradient_use(tracer, "adjoint", kernel)
     block_dim = kwargs.get("block_dim", args[10] if len(args) > 10 else None)
-    if getattr(tracer.local, "tiled", False) and isinstance(tracer.local.tiled_block_dim, int):
+    if getattr(tracer.local, "tiled", False) and tracer.local.tiled_block_dim is not None:
         block_dim = tracer.local.tiled_block_dim
     block_dim = None if block_dim is None else int(block_dim)
     dims = [int(d) for d in dim] if isinstance(dim, (list, tuple)) else [int(dim)]
