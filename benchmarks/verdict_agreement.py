@@ -23,6 +23,7 @@ and how many of them were decided within 2 pairs per arm.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -88,6 +89,7 @@ class Checkout:
     command: list[str]
     test: str | None
     timeout: float | None
+    vendor: Path | None = None  # packages the app has installed beside it (a fixture's `vendor/`)
 
 
 def checkout(target: str, into: Path) -> Checkout:
@@ -102,7 +104,24 @@ def checkout(target: str, into: Path) -> Checkout:
     for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
         subprocess.run(["git", *GIT_IDENTITY, *argv], cwd=repo, check=True, capture_output=True)
     package = next(p.parent.name for p in repo.glob("*/__main__.py"))
-    return Checkout(repo, [sys.executable, "-m", package], None, None)
+    vendor = repo / "vendor"
+    return Checkout(repo, [sys.executable, "-m", package], None, None, vendor if vendor.is_dir() else None)
+
+
+@contextlib.contextmanager
+def installed_beside(vendor: Path | None):
+    """The vendored packages importable for the apply's runs and tests, as if installed (a worker runs one
+    apply at a time, so its environment is the apply's)."""
+    before = os.environ.get("PYTHONPATH")
+    if vendor is not None:
+        os.environ["PYTHONPATH"] = str(vendor) + (os.pathsep + before if before else "")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 def fix_record(entry: Entry) -> FixRecord:
@@ -123,7 +142,8 @@ def one_apply(target: str, samples: int, scratch: Path, run: int, condition: str
         command=place.command, cwd=place.repo, branch=f"wf/bench{run}", samples=samples, test=place.test,
         timeout=place.timeout,
     )  # fmt: skip
-    ledger = run_apply(request, progress=lambda _text: None).ledger
+    with installed_beside(place.vendor):
+        ledger = run_apply(request, progress=lambda _text: None).ledger
     fixes = [fix_record(e) for e in ledger.entries]
     return ApplyRecord(target, condition, run, round(time.perf_counter() - started, 1), fixes)
 
