@@ -105,6 +105,18 @@ def test_noop_options_call_is_reported_not_applied(plan_of):
     assert fixes(plan, "late-module-options") == []
 
 
+def test_unique_kernels_share_a_module_the_late_options_call_cannot_reach(plan_of):
+    """forward_only() sets reducers.ops's options after the first reduction ran: were the three unique kernels
+    to join reducers.ops, that call would reach them and rebuild the module between two launches."""
+    plan = plan_of("noop_options")
+    (fix,) = fixes(plan, "unique-on-stable")
+    assert fix.args_json() == {
+        "file": "reducers/ops.py", "names": ["sum_kernel", "max_kernel", "sum_squares_kernel"],
+        "module": "reducers.ops.stable",
+    }  # fmt: skip
+    assert "Not reducers.ops: forward_only() (reducers/ops.py:28) sets its options" in fix.description
+
+
 def test_backward_off_per_module_and_kept_where_a_tape_differentiates(plan_of):
     plan = plan_of("unused_backward")
     (fix,) = fixes(plan, "unused-backward")

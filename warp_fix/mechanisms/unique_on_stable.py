@@ -14,7 +14,6 @@ from warp_fix.mechanisms._common import (
     builds_of,
     expected_effect,
     fired,
-    module_scope_options,
     ms,
     ruled_out,
     runtime,
@@ -98,6 +97,34 @@ def _transpose_beside(launched_at: int, as_script: bool = False, device: str = "
             kernels=[case.kernel("transpose", "sim.py", 6, module_kind="unique"), case.kernel("step", "sim.py", 20)],
         ),
         command=("python", "sim.py") if as_script else ("python", "-m", "sim"),
+    )
+
+
+def _reductions(options_set_in: str | None = None) -> Inputs:
+    """`sum_k`, `max_k` and `sq_k`, each `@wp.kernel(module="unique")` at module scope of ops.py and launched once.
+    `options_set_in`: a function of ops.py that calls `wp.set_module_options({"enable_backward": False})` for the
+    file's module, and ran between the launches (a reporting helper written so; it reaches no unique kernel)."""
+    names = ["sum_k", "max_k", "sq_k"]
+    modules = [f"{name}_{i}a1b2c3d" for i, name in enumerate(names)]
+    made = [
+        replace(case.kernel_def(name, "ops", unique=True,
+                                site=case.site("ops.py", 8 + 6 * i, name, [f"ops.py:{8 + 6 * i}:{name}",
+                                                                           "ops.py:7:<module>"])), module=module)
+        for i, (name, module) in enumerate(zip(names, modules, strict=True))
+    ]
+    off = {"enable_backward": False}
+    calls = [case.option_call("ops.py", 28, off, function=options_set_in)] if options_set_in else []
+    changes = [case.option_change("ops", off, has_kernels=False)] if options_set_in else []
+    return case.run(
+        builds=[case.build(module, kernels=[f"ops.{name}"]) for name, module in zip(names, modules, strict=True)],
+        kernel_defs=made,
+        launches=[case.launch(name, module) for name, module in zip(names, modules, strict=True)],
+        option_changes=changes,
+        source=case.index(
+            files=["ops.py"],
+            kernels=[case.kernel(name, "ops.py", 8 + 6 * i, module_kind="unique") for i, name in enumerate(names)],
+            option_calls=calls,
+        ),
     )
 
 
@@ -255,10 +282,16 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
                         f"{'its' if one else 'their'} own; without it, {'it builds' if one else 'they build'} with "
                         f"the other kernels of {file}.")
                 module = ""
-            else:
+            elif entry["item"].factory:
                 title = f"Build the stable kernels of {file} in one named module"
                 said = (f'{names} gave every stable kernel a module of its own (module="unique"); the named '
                         f"module {module} builds them together.")
+            else:
+                title = f"Build the stable kernels of {file} in one named module"
+                own = entry["item"].python_module
+                said = (f'{names} each declare module="unique", a module of their own; the named module {module} '
+                        f"builds them together. Not {own}: {_options_setter(inputs, own)} sets its options, "
+                        "which these kernels never had.")
             yield Fix(
                 id="", slug=finding.slug, title=title, description=said,
                 safety=SAFE, codemod="drop_unique",
@@ -345,6 +378,20 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
             fixes=(("drop_unique", SAFE),),
         ),
         Example(
+            "module-scope unique kernels of a file that sets no options: they join the file's own module",
+            _reductions(),
+            FIRED,
+            fixes=(("drop_unique", SAFE),),
+            places=((DropUniqueArgs(file="ops.py", names=["sum_k", "max_k", "sq_k"], module=""),),),
+        ),
+        Example(
+            "the file's module gets options at run time (forward_only()): they share a named module it cannot reach",
+            _reductions(options_set_in="forward_only"),
+            FIRED,
+            fixes=(("drop_unique", SAFE),),
+            places=((DropUniqueArgs(file="ops.py", names=["sum_k", "max_k", "sq_k"], module="ops.stable"),),),
+        ),
+        Example(
             "a plugin kernel made per request from runtime data keeps its module of its own",
             _unique_kernel(captures=["op"], called_from="sim.py:40:handle_request"),
             RULED_OUT,
@@ -410,11 +457,30 @@ def _entry(inputs: Inputs, kernel: KernelDef, made_here: list[TracedKernel]) -> 
 
 
 def _shared_module(inputs: Inputs, kernel) -> str:
-    """A module-scope kernel joins its file's own module when that carries no options of its own (no build
-    added); factory kernels, or a file with options, get `<python module>.stable`."""
-    if kernel.at_module_scope and not module_scope_options(inputs.index, kernel.python_module):
+    """A module-scope kernel joins its file's own module when nothing sets that module's options; factory
+    kernels, or a file whose module gets options, get `<python module>.stable`. A unique module never took the
+    file's options: joining would give them to the kernel, and an options call that runs after its first
+    launch (`forward_only()` in a reporting helper) would rebuild the shared module."""
+    if kernel.at_module_scope and not _options_reach(inputs, kernel.python_module):
         return kernel.python_module
     return f"{kernel.python_module}.stable"
+
+
+def _options_setter(inputs: Inputs, python_module: str) -> str:
+    """The code that sets this module's options, as a reviewer finds it: `forward_only() (reducers/ops.py:28)`."""
+    calls = inputs.index.option_calls_for(python_module)
+    if calls:
+        call = calls[0]
+        return f"{call.function}() ({call.file}:{call.line})" if call.function else f"{call.file}:{call.line}"
+    change = next(c for c in inputs.report.trace.option_changes if c.target == python_module)
+    return f"{change.site.file}:{change.site.line}" if change.site else "code of the run"
+
+
+def _options_reach(inputs: Inputs, python_module: str) -> bool:
+    """Some code of the repository, or of the run, sets options of this module: at module scope or later."""
+    return bool(inputs.index.option_calls_for(python_module)) or any(
+        change.target == python_module for change in inputs.report.trace.option_changes
+    )
 
 
 def _named(item: UniqueKernel) -> str:
