@@ -448,6 +448,32 @@ def test_a_comment_right_above_the_edited_lines_is_left_to_check(tmp_path):
     )
 
 
+def test_a_comment_elsewhere_that_names_the_edited_kernel_is_left_to_check(tmp_path):
+    """Warp's Navier-Stokes perturbation example explains tiled_transpose's module="unique" two kernels up."""
+    from warp_fix.apply.evidence import comments_to_check
+
+    before = """
+        import warp as wp
+
+        # The FFT kernels share a module; tiled_transpose below uses its own.
+        @wp.kernel(module="dft")
+        def fft(x: wp.array(dtype=float)):
+            pass
+
+
+        @wp.kernel(module="unique")
+        def tiled_transpose(x: wp.array(dtype=float)):
+            pass  # transposes tiled_transpose's input
+    """
+    repo = init_repo(tmp_path / "r", {"a.py": before})
+    path = repo / "a.py"
+    path.write_text(path.read_text().replace('@wp.kernel(module="unique")', "@wp.kernel"))
+    assert comments_to_check(Git(repo), ["a.py"]) == [
+        ToCheck("a.py", 3, "", "The FFT kernels share a module; tiled_transpose below uses its own.",
+                "names tiled_transpose, whose definition the edit changed", "comment"),
+    ]  # fmt: skip (the kernel's own comment about itself is not listed)
+
+
 # -- what the run leaves and says ---------------------------------------------------------------------
 
 

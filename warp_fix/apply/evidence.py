@@ -7,7 +7,9 @@ Both are read from what apply already has: the two measured runs, and the files 
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections import Counter
 from collections.abc import Iterator
 
@@ -81,22 +83,60 @@ HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
 def comments_to_check(git: Git, files: list[str]) -> list[ToCheck]:
-    """Comment lines right above a block the uncommitted edit changed, left as they were: they often say what
-    the block did ("# build the kernel on first use"), which the edit may have made false."""
+    """Comment lines the uncommitted edit left as they were but may have made false: right above a block it
+    changed ("# build the kernel on first use"), or anywhere in the file naming a definition whose decorator
+    or signature it changed ("tiled_transpose below has a different block_dim and uses its own", over the
+    kernels two definitions up)."""
     points = []
     for file in files:
-        lines = (git.cwd / file).read_text(encoding="utf-8").splitlines()
-        functions = _functions("\n".join(lines))
+        text = (git.cwd / file).read_text(encoding="utf-8")
         diff = git.run("diff", "-U0", "HEAD", "--", file, check=False)
-        for match in HUNK.finditer(diff):
-            start, count = int(match[1]), int(match[2] or 1)
-            above = start - 1 if count else start  # a deletion's hunk names the line before the removed ones
-            text = lines[above - 1].strip() if 1 <= above <= len(lines) else ""
-            if text.startswith("#") and not text.startswith(("#!", "# noqa", "# type:")):
-                where = _enclosing(functions, above)
-                points.append(ToCheck(file, above, where, text.lstrip("#").strip(), "right above the edited lines",
-                                      kind="comment"))
+        hunks = [(int(match[1]), int(match[2] or 1)) for match in HUNK.finditer(diff)]
+        functions = _functions(text)
+        points += _right_above(file, text.splitlines(), hunks, functions)
+        points += _naming_edited(file, text, hunks, functions)
     return list({(p.file, p.line): p for p in points}.values())
+
+
+def _right_above(file: str, lines: list[str], hunks: list[tuple[int, int]], functions: Functions) -> Iterator[ToCheck]:
+    for start, count in hunks:
+        above = start - 1 if count else start  # a deletion's hunk names the line before the removed ones
+        said = lines[above - 1].strip() if 1 <= above <= len(lines) else ""
+        if said.startswith("#") and not said.startswith(("#!", "# noqa", "# type:")):
+            yield ToCheck(file, above, _enclosing(functions, above), said.lstrip("#").strip(),
+                          "right above the edited lines", kind="comment")
+
+
+def _naming_edited(file: str, text: str, hunks: list[tuple[int, int]], functions: Functions) -> Iterator[ToCheck]:
+    """Comments outside the edit and outside the definitions it changed that name one of those."""
+    edited = [node for start, _ in hunks for node in _headed_at(functions, start)]
+    names = {node.name for node in edited}
+    skipped = {line for start, count in hunks for line in range(start, start + count)}
+    skipped |= {line for node in edited for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
+    for line, comment in _comments(text):
+        named = sorted(name for name in names if re.search(rf"\b{re.escape(name)}\b", comment))
+        if named and line not in skipped:
+            yield ToCheck(file, line, _enclosing(functions, line), comment,
+                          f"names {', '.join(named)}, whose definition the edit changed", kind="comment")
+
+
+def _headed_at(functions: Functions, line: int) -> list[FunctionNode]:
+    """The functions whose head (decorators and `def` line) holds `line`."""
+    return [
+        node
+        for node, _ in functions.values()
+        if min([node.lineno, *(d.lineno for d in node.decorator_list)]) <= line <= node.lineno
+    ]
+
+
+def _comments(source: str) -> Iterator[tuple[int, str]]:
+    """Each comment of `source` with its line, without the `#`; nothing when it does not tokenize."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                yield token.start[0], token.string.lstrip("#").strip()
+    except (tokenize.TokenError, SyntaxError):
+        return
 
 
 def _enclosing(functions: dict[str, tuple[FunctionNode, str]], line: int) -> str:
@@ -111,6 +151,7 @@ def _noted(notes: list[EditNote], file: str, function: str) -> str:
 
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+Functions = dict[str, tuple[FunctionNode, str]]  # by dotted name: the node, and its body's code
 
 
 def _functions(source: str) -> dict[str, tuple[FunctionNode, str]]:

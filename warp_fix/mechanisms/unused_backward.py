@@ -69,6 +69,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 launched_from.setdefault(launch.module, set()).add(inputs.repo_file(launch.site.file))
         anywhere = differentiated_kernels(inputs.index)
         unused, kept, off_per_kernel, elsewhere, gradient_free, optional = [], [], [], {}, {}, {}
+        beside_tape: dict[str, set[str]] = {}  # module -> the tape files it was launched from; the tape missed it
         provenance: dict[str, Provenance] = {}
         final = inputs.final_builds
         for build in final.values():
@@ -76,8 +77,13 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 if build.options.get("enable_backward"):
                     off_per_kernel.append(build.module)
                 continue
-            if build.module in differentiated or launched_from.get(build.module, set()) & tape_files:
+            if build.module in differentiated:
                 kept.append(build.module)
+                continue
+            if launched_from.get(build.module, set()) & tape_files:
+                # Not recorded in this run, but launched where a tape records: another path (an argument, a
+                # branch) may differentiate it. Kept, and said so, not called differentiated.
+                beside_tape[build.module] = {f for f in launched_from[build.module] & tape_files if f}
                 continue
             plugins = _optional_kernels(build, inputs)
             if plugins:
@@ -101,6 +107,11 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 # argument passes no gradient even then (Warp warns at backward, the gradients do not change)
                 (gradient_free if _carries_no_gradient(build) else elsewhere)[build.module] = unresolved
         evidence = [runtime(f"{m}: differentiated by a tape, backward kept", None) for m in sorted(set(kept))]
+        evidence += [
+            runtime(f"{m}: launched from {', '.join(sorted(files))}, which records a tape (not this module's "
+                    "launches, in this run): backward kept", None)
+            for m, files in sorted(beside_tape.items())
+        ]
         evidence += [static("wp.Tape used here", t.file, t.line) for t in inputs.index.tapes if t.in_repo]
         evidence += [runtime(f"{m}: backward already off per kernel (no adjoint code)", None) for m in off_per_kernel]
         evidence += [
@@ -112,10 +123,20 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             parts = [f"already off per kernel: no kernel of {module_names(off_per_kernel, inputs)} generates adjoint "
                      "code"] if off_per_kernel else []
             if kept:
-                parts.append(f"a tape or adjoint launch of this run differentiates the other "
-                             f"{counted(len(set(kept)), 'module')} with backward on" if parts else
-                             f"a tape or adjoint launch of this run differentiates every module with backward on "
-                             f"({counted(len(set(kept)), 'module')})")
+                taped = sorted(set(kept))
+                parts.append(
+                    f"a tape or adjoint launch of this run differentiates the other {counted(len(taped), 'module')} "
+                    "with backward on" if parts else
+                    f"a tape or adjoint launch of this run differentiates {module_names(taped, inputs)}" if beside_tape
+                    else f"a tape or adjoint launch of this run differentiates every module with backward on "
+                    f"({counted(len(taped), 'module')})"
+                )
+            if beside_tape:
+                files = sorted({f for fs in beside_tape.values() for f in fs})
+                them = noun(len(beside_tape), "it", "them")
+                parts.append(f"backward kept for {module_names(list(beside_tape), inputs)}, launched from "
+                             f"{', '.join(files)}, which records a tape (the tape did not record {them} in this run; "
+                             "another path may)")
             reason = "; ".join(parts) or "no module compiles backward code"
             if optional:
                 reason += f"; optional plugin modules left as they are: {_costs(optional, final)}"
@@ -135,7 +156,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             cost_ms=cost,
             facts=UnusedAdjoints(
                 modules=unused,
-                differentiated=sorted(set(kept)),
+                differentiated=sorted(set(kept) | set(beside_tape)),
                 differentiated_elsewhere=elsewhere,
                 gradient_free=gradient_free,
                 off_per_kernel=off_per_kernel,
@@ -309,7 +330,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             fixes=((None, ADVISORY),),
         ),
         Example(
-            "the module is launched from the file that records a tape",
+            "the module is launched from the file that records a tape, which did not record it: kept all the same",
             case.run(
                 builds=[case.build("sim")],
                 launches=[case.launch("step", "sim", site=case.site("train.py", 14, "train"))],
