@@ -40,6 +40,7 @@ from pathlib import Path
 
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import Entry
+from warp_fix.config import load_config
 from warp_fix.metrics import TIMING
 from warp_fix.wording import counted
 
@@ -103,9 +104,16 @@ def checkout(target: str, into: Path) -> Checkout:
     shutil.copytree(REPO / "fixtures" / target, repo)
     for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
         subprocess.run(["git", *GIT_IDENTITY, *argv], cwd=repo, check=True, capture_output=True)
-    package = next(p.parent.name for p in repo.glob("*/__main__.py"))
     vendor = repo / "vendor"
-    return Checkout(repo, [sys.executable, "-m", package], None, None, vendor if vendor.is_dir() else None)
+    return Checkout(repo, _fixture_command(repo), None, None, vendor if vendor.is_dir() else None)
+
+
+def _fixture_command(repo: Path) -> list[str]:
+    """`[tool.warp-fix] command` of the fixture (a script: `python quickstart.py`), else `python -m` its package;
+    run by this interpreter."""
+    configured = load_config(repo, repo).command
+    command = list(configured or ["python", "-m", next(p.parent.name for p in repo.glob("*/__main__.py"))])
+    return [sys.executable if command[0] == "python" else command[0], *command[1:]]
 
 
 @contextlib.contextmanager
