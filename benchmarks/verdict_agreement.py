@@ -229,13 +229,25 @@ def read_records(paths: list[Path]) -> list[ApplyRecord]:
     return [ApplyRecord.from_json(json.loads(line)) for line in lines]
 
 
+def _labels(fixes: list[FixRecord]) -> list[str]:
+    """A fix's row: its slug, numbered when an apply has several fixes of one mechanism (one per module, say;
+    the plan lists them in the same order every time)."""
+    total = Counter(fix.slug for fix in fixes)
+    seen: Counter[str] = Counter()
+    labels = []
+    for fix in fixes:
+        seen[fix.slug] += 1
+        labels.append(fix.slug if total[fix.slug] == 1 else f"{fix.slug} ({seen[fix.slug]})")
+    return labels
+
+
 def summarize(records: list[ApplyRecord]) -> None:
     by_fix: dict[tuple[str, str], dict[str, list[FixRecord]]] = defaultdict(lambda: {"quiet": [], "loaded": []})
     applies: dict[tuple[str, str], list[float]] = defaultdict(list)
     for record in records:
         applies[(record.target, record.condition)].append(record.seconds)
-        for fix in record.fixes:
-            by_fix[(record.target, fix.slug)][record.condition].append(fix)
+        for fix, label in zip(record.fixes, _labels(record.fixes), strict=True):
+            by_fix[(record.target, label)][record.condition].append(fix)
     print(
         f"{'target':34} {'fix':24} {'quiet verdict':13} {'quiet':>7} {'loaded':>7} {'decided by':24} "
         f"{'pairs q/l':>9}"
