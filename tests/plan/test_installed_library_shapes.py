@@ -12,7 +12,7 @@ import pytest
 from tests.apply.conftest import PYTHON, git, init_repo
 from tests.conftest import FIXTURES
 from warp_fix.apply import build_request, run_apply
-from warp_fix.apply.ledger import KEPT, Entry
+from warp_fix.apply.ledger import DROPPED, KEPT, Entry
 from warp_fix.model import CONSENT, SAFE
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
@@ -44,7 +44,9 @@ def measured_app(name: str, package: str, root: Path) -> tuple[Path, Path, Repor
     return repo, site, measure([PYTHON, "-m", package], repo, samples=1, env={"PYTHONPATH": str(site)})
 
 
-def apply_unused_backward(app: tuple[Path, Path, Report], package: str, monkeypatch, **flags) -> Entry:
+def apply_unused_backward(
+    app: tuple[Path, Path, Report], package: str, monkeypatch, outcomes: tuple[str, ...] = (KEPT,), **flags
+) -> Entry:
     """apply for real, unused-backward only, the app's installed packages on PYTHONPATH; its one ledger entry."""
     repo, site, _ = app
     monkeypatch.setenv("PYTHONPATH", str(site))
@@ -53,7 +55,7 @@ def apply_unused_backward(app: tuple[Path, Path, Report], package: str, monkeypa
         test=f"{PYTHON} -m pytest -q -p no:cacheprovider tests", **flags,
     )
     (entry,) = run_apply(request).ledger.entries
-    assert entry.outcome == KEPT, entry.reason
+    assert entry.outcome in outcomes, entry.reason
     return entry
 
 
@@ -124,8 +126,14 @@ def test_a_small_project_module_beside_a_large_library_gets_its_own_fix(survey):
 @pytest.mark.slow
 def test_apply_judges_the_fix_on_its_own_module_not_the_librarys_bulk(survey, monkeypatch):
     repo = survey[0]
-    entry = apply_unused_backward(survey, "survey", monkeypatch)
+    # One kernel's adjoint is a small win: beside the suite's other real runs, timing may stand against it for 3
+    # pairs, and the contradiction rule then drops it (the safe error, docs/apply.md). Either way the structure
+    # it was judged on must be its own module's.
+    entry = apply_unused_backward(survey, "survey", monkeypatch, outcomes=(KEPT, DROPPED))
     assert entry.numbers.structure["adjoint_kernels"] == (1, 0)
     before, after = entry.numbers.structure["generated_source_bytes"]
     assert 0 < before - after < 0.02 * before
-    assert git(repo, "diff", "--name-only", "main..wf/survey") == "survey/bands.py"
+    if entry.outcome == DROPPED:
+        assert entry.reason.startswith("structure and timing disagree"), entry.reason
+    else:
+        assert git(repo, "diff", "--name-only", "main..wf/survey") == "survey/bands.py"
