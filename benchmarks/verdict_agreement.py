@@ -41,6 +41,7 @@ from pathlib import Path
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import Entry
 from warp_fix.config import load_config
+from warp_fix.environ import prepended
 from warp_fix.metrics import TIMING
 from warp_fix.wording import counted
 
@@ -116,22 +117,6 @@ def _fixture_command(repo: Path) -> list[str]:
     return [sys.executable if command[0] == "python" else command[0], *command[1:]]
 
 
-@contextlib.contextmanager
-def installed_beside(vendor: Path | None):
-    """The vendored packages importable for the apply's runs and tests, as if installed (a worker runs one
-    apply at a time, so its environment is the apply's)."""
-    before = os.environ.get("PYTHONPATH")
-    if vendor is not None:
-        os.environ["PYTHONPATH"] = str(vendor) + (os.pathsep + before if before else "")
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = before
-
-
 def fix_record(entry: Entry) -> FixRecord:
     numbers = entry.numbers
     if numbers is None:
@@ -150,7 +135,10 @@ def one_apply(target: str, samples: int, scratch: Path, run: int, condition: str
         command=place.command, cwd=place.repo, branch=f"wf/bench{run}", samples=samples, test=place.test,
         timeout=place.timeout,
     )  # fmt: skip
-    with installed_beside(place.vendor):
+    # A vendored package is importable for the apply's runs and tests, as if installed (a worker runs one apply
+    # at a time, so its environment is the apply's).
+    beside = prepended("PYTHONPATH", str(place.vendor)) if place.vendor else contextlib.nullcontext()
+    with beside:
         ledger = run_apply(request, progress=lambda _text: None).ledger
     fixes = [fix_record(e) for e in ledger.entries]
     return ApplyRecord(target, condition, run, round(time.perf_counter() - started, 1), fixes)

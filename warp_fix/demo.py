@@ -14,13 +14,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from warp_fix.apply.ledger import Ledger, read_ledger
 from warp_fix.config import load_config
+from warp_fix.environ import prepended
 from warp_fix.wording import counted
 
 EXAMPLE = Path(__file__).resolve().with_name("demo_app")
@@ -49,20 +49,6 @@ def prepare_example(destination: Path) -> Path:
     for command in (["init", "-q", "-b", BASE], ["add", "-A"], [*identity, "commit", "-q", "-m", "Terrain app"]):
         subprocess.run(["git", *command], cwd=repo, check=True, capture_output=True)
     return repo
-
-
-@contextmanager
-def this_interpreter_first() -> Iterator[None]:
-    """The example runs `python ...`: make that the interpreter warp-fix runs in, also when no venv is active."""
-    previous = os.environ.get("PATH")
-    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), *([previous] if previous else [])])
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("PATH", None)
-        else:
-            os.environ["PATH"] = previous
 
 
 def kept_commits(repo: Path) -> int:
@@ -124,7 +110,8 @@ def _walk_through(parent: Path, run_cli: Callable[[list[str]], int], heading: Sa
     command = ["--", *(config.command or ())]
     say(f"example app copied to {repo} (a fresh git repository); its tests: {config.test}")
     ledger_file = parent / LEDGER_FILE
-    with this_interpreter_first():
+    # The example runs `python ...`: make that the interpreter warp-fix runs in, also when no venv is active.
+    with prepended("PATH", os.path.dirname(sys.executable)):
         heading("step 1/3: plan")
         code = run_cli(["plan", "--cwd", str(repo), *command])
         if code:
