@@ -154,6 +154,17 @@ def test_the_counts_lead_the_headline_when_the_timing_was_not_measured_side_by_s
     )
 
 
+def test_timings_against_reused_runs_say_how_many_runs_each_state_had():
+    """A fix kept on its counts is run once; the previous state's timings are the baseline's earlier runs, often
+    more than one. The heading says both numbers, not one "per arm" that only one arm has."""
+    reused = Numbers.of(comparison(IMPROVED, {"identities": (4, 3)}, delta=-400.0, n=1), 1, 12, "decisive")
+    earlier = [replace(t, before=Stat(1000.0, 4.0, [990.0, 1010.0])) for t in reused.timing]
+    message = commit_message(FIX, kept(replace(reused, side_by_side=False, timing=earlier)), "wf/startup")
+    prose = " ".join(message.split())  # as read, not as wrapped
+    assert "Also measured, 1 run of this state against 2 runs of the previous one taken earlier in this apply" in prose
+    assert "n=1 per arm" not in prose
+
+
 def kept(numbers: Numbers, tests: TestSummary | None = None, **found) -> Entry:
     """The ledger entry of a kept fix of a.py, as apply hands it to the commit."""
     return Entry("F1", FIX.slug, FIX.title, SAFE, KEPT, "", ["a.py"], numbers=numbers, tests=tests, **found)
