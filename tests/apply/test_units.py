@@ -163,6 +163,10 @@ def test_timings_against_reused_runs_say_how_many_runs_each_state_had():
     prose = " ".join(message.split())  # as read, not as wrapped
     assert "Also measured, 1 run of this state against 2 runs of the previous one taken earlier in this apply" in prose
     assert "n=1 per arm" not in prose
+    assert reused.summary().endswith("n=1 per arm")  # side by side, both arms have it
+    assert replace(reused, side_by_side=False, timing=earlier).summary().endswith(
+        "1 run against 2 earlier runs of the previous state"
+    )
 
 
 def kept(numbers: Numbers, tests: TestSummary | None = None, **found) -> Entry:

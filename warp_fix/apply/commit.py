@@ -99,7 +99,7 @@ def _measurements(n: Numbers) -> str:
     if n.side_by_side:
         lines = [f"Also measured, interleaved with the previous state, n={n.per_arm} per arm{stop}:"]
     else:
-        earlier = counted(_earlier_runs(n), "run")
+        earlier = counted(n.earlier_runs(), "run")
         lines = [f"Also measured, {counted(n.per_arm, 'run')} of this state against {earlier} of the previous one "
                  f"taken earlier in this apply, not side by side{stop}:"]
     deciding = set(_deciding(n))
@@ -125,13 +125,6 @@ def _measurements(n: Numbers) -> str:
         lines.append(f"- output: {counted(more, 'more line')} like these (the ledger lists each)")
     lines += [f"- note: {note}" for note in n.notes]
     return "\n".join(_wrap(line, indent="  " if line.startswith("- ") else "") for line in lines)
-
-
-def _earlier_runs(n: Numbers) -> int:
-    """How many runs of the previous state the reused timings stand on (the baseline's may be more than this
-    fix's own: it grew as earlier fixes were judged against it)."""
-    counts = [len(t.before.values) for m in TIMING if (t := n.timing_of(m)) is not None and not t.not_applicable]
-    return max(counts, default=n.per_arm)
 
 
 def _unmoved(n: Numbers, metric: Metric) -> bool:

@@ -26,6 +26,7 @@ from warp_fix.metrics import (
 )
 from warp_fix.output_model import OutputModelRecord
 from warp_fix.report import Stat
+from warp_fix.wording import counted
 
 KEPT = "kept"
 DROPPED = "dropped"
@@ -114,7 +115,19 @@ class Numbers:
                 parts.append(f"{metric.label} {t.pair()} ms ({significance(t, self.side_by_side)}{said})")
         if self.output_detail and self.output_detail != "identical":
             parts.append(f"output {self.output_detail}")
-        return "; ".join(parts) + f"; n={self.per_arm} per arm"
+        return "; ".join(parts) + f"; {self.runs()}"
+
+    def runs(self) -> str:
+        """How many runs the timings stand on: per arm when side by side; else this state's and the previous
+        state's reused runs, which are often more (the baseline grows as fixes are judged against it)."""
+        if self.side_by_side:
+            return f"n={self.per_arm} per arm"
+        earlier = counted(self.earlier_runs(), "earlier run")
+        return f"{counted(self.per_arm, 'run')} against {earlier} of the previous state"
+
+    def earlier_runs(self) -> int:
+        counts = [len(t.before.values) for t in self.timing if not t.not_applicable]
+        return max(counts, default=self.per_arm)
 
     def structure_line(self) -> str:
         """The counts that changed ("identities 5 -> 3, warm builds 5 -> 0"), or "" when none did."""

@@ -105,7 +105,7 @@ def _row(entry: Entry) -> list[str]:
         f"kept for {headline}" if headline else "",
         *_cell_lines(headline, figures),
         f"output {n.output_summary}" if n.output_detail and n.output_detail != "identical" else "",
-        f"n={n.per_arm} per arm, {n.verdict}",
+        f"{n.runs()}, {n.verdict}",
     ]
     return [fix, outcome, escape("\n".join(line for line in lines if line)), what]
 
