@@ -37,7 +37,7 @@ RULE_TEXT = (
     " effect is under half the band stops unless the difference already exceeds the band; any other "
     "timing verdict from fewer than 3 samples per arm counts as inconclusive; a fix that trades build "
     "time for kernel time gets at least 3 per arm (within --samples) whatever decides, since its kernel "
-    "time is a timing claim; a structural win that timing contradicts beyond the noise band is measured "
+    "time is a timing claim; a structural win that timing contradicts by at least 2x the noise band is measured "
     "afresh to at least 3 per arm (more if --samples allows) and dropped if the contradiction stands; the "
     "noise band comes from every run of the accepted state so far (baseline included) and the candidate's, "
     "and is never tighter than half their spread"
