@@ -42,7 +42,7 @@ from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import Entry
 from warp_fix.config import load_config
 from warp_fix.environ import prepended
-from warp_fix.metrics import TIMING
+from warp_fix.metrics import COLD_MODULE, TIMING
 from warp_fix.wording import counted
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,6 +70,9 @@ class FixRecord:
     per_arm: int
     decided_by: str  # "structure", a timing metric's label, or "" (declined: never measured)
     effect_over_band: float | None  # |delta| / band of the deciding timing metric
+    # Cold module work's change over its band, + slower, whatever decided: how far timing stood against a
+    # structural win (a drop by contradiction needs CONTRADICTION_BANDS). None: not measured, or older records.
+    cold_module_over_band: float | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,9 @@ def fix_record(entry: Entry) -> FixRecord:
     delta = numbers.timing_of(timing) if timing else None
     ratio = abs(delta.delta) / delta.band if delta and delta.band else None
     basis = timing.label if timing else "structure"
-    return FixRecord(entry.slug, entry.outcome, numbers.per_arm, basis, ratio)
+    cold = numbers.timing_of(COLD_MODULE)
+    cold_ratio = round(cold.delta / cold.band, 2) if cold and cold.band and not cold.not_applicable else None
+    return FixRecord(entry.slug, entry.outcome, numbers.per_arm, basis, ratio, cold_ratio)
 
 
 def one_apply(target: str, samples: int, scratch: Path, run: int, condition: str) -> ApplyRecord:
@@ -232,15 +237,18 @@ def _labels(fixes: list[FixRecord]) -> list[str]:
 def summarize(records: list[ApplyRecord]) -> None:
     by_fix: dict[tuple[str, str], dict[str, list[FixRecord]]] = defaultdict(lambda: {"quiet": [], "loaded": []})
     applies: dict[tuple[str, str], list[float]] = defaultdict(list)
+    where: dict[int, str] = {}  # id(fix) -> "condition run N", for the list of disagreeing applies
     for record in records:
         applies[(record.target, record.condition)].append(record.seconds)
         for fix, label in zip(record.fixes, _labels(record.fixes), strict=True):
             by_fix[(record.target, label)][record.condition].append(fix)
+            where[id(fix)] = f"{record.condition} run {record.run + 1}"
     print(
         f"{'target':34} {'fix':24} {'quiet verdict':13} {'quiet':>7} {'loaded':>7} {'decided by':24} "
         f"{'pairs q/l':>9}"
     )
     large, large_in_two = 0, 0
+    odd: list[tuple[str, str, FixRecord]] = []
     for (target, slug), by in sorted(by_fix.items()):
         usual = Counter(f.outcome for f in by["quiet"]).most_common(1)[0][0] if by["quiet"] else "-"
         agree = [f"{sum(f.outcome == usual for f in by[c])}/{len(by[c])}" for c in ("quiet", "loaded")]
@@ -251,11 +259,16 @@ def summarize(records: list[ApplyRecord]) -> None:
             f"{statistics.mean(f.per_arm for f in by[c]):.1f}" if by[c] else "-" for c in ("quiet", "loaded")
         )
         print(f"{target:34} {slug:24} {usual:13} {agree[0]:>7} {agree[1]:>7} {basis:24} {pairs:>9}")
+        odd.extend((target, slug, fix) for fix in by["quiet"] + by["loaded"] if fix.outcome != usual)
         for fix in by["quiet"] + by["loaded"]:
             if fix.effect_over_band is not None and fix.effect_over_band >= 3.0:
                 large += 1
                 large_in_two += fix.per_arm <= 2
     print()
+    for target, slug, fix in odd:
+        cold = "not recorded" if fix.cold_module_over_band is None else f"{fix.cold_module_over_band:+.1f}x its band"
+        print(f"disagreeing: {target} {slug}, {where[id(fix)]}: {fix.outcome} after {fix.per_arm} pairs per arm "
+              f"(cold module work {cold})")
     for (target, condition), seconds in sorted(applies.items()):
         print(f"{target:34} {condition:7} {len(seconds):3} applies, median {statistics.median(seconds):.0f} s each")
     print(
