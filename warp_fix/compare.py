@@ -30,6 +30,7 @@ from warp_fix.option_effect import no_effect_reason, option_effects
 from warp_fix.output_model import OutputModel, OutputVerdict, check, learn
 from warp_fix.probe.stats import estimate_band
 from warp_fix.report import Launch, ModuleBuild, Report, Stat
+from warp_fix.wording import named
 
 IMPROVED = "IMPROVED"
 INCONCLUSIVE = "INCONCLUSIVE"
@@ -215,10 +216,9 @@ def compare(
         (reasons if output.same is False else notes).append(output.detail)
     drift = _option_drift(before, after, allow_options) if workload_same is not False else []
     for (option, old, new, allowed), kernels in _grouped(drift).items():
-        named = ", ".join(kernels[:KERNELS_NAMED]) + (
-            f" and {len(kernels) - KERNELS_NAMED} more" if len(kernels) > KERNELS_NAMED else ""
-        )  # the comparison's option_drift keeps every one
-        which = f"kernel {kernels[0]}" if len(kernels) == 1 else f"{len(kernels)} kernels ({named})"
+        # the comparison's option_drift keeps every one
+        listed = named(kernels, KERNELS_NAMED)
+        which = f"kernel {kernels[0]}" if len(kernels) == 1 else f"{len(kernels)} kernels ({listed})"
         text = f"effective option {option} of {which}: {old} -> {new}"
         (notes if allowed else reasons).append(text + (" (allowed)" if allowed else ""))
     hidden = [r.label or which for r, which in ((before, "before"), (after, "after")) if _cache_gone(r)]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from warp_fix.model import OptionClaim
 from warp_fix.report import ModuleBuild, OptionChange, Report
-from warp_fix.wording import noun
+from warp_fix.wording import named, noun
 
 
 @dataclass(frozen=True)
@@ -78,17 +78,15 @@ def _kernels_of(build: ModuleBuild) -> tuple:
 def no_effect_reason(effect: OptionEffect, after: Report) -> str:
     """One sentence: which option moved no module, and where the candidate set it relative to the modules."""
     setting = _last_setting(after, effect.option)
-    named = effect.missed or effect.unchanged  # the fix's own modules first: others may stay as they were
-    more = f" (+{len(named) - 3} more)" if len(named) > 3 else ""
-    modules = ", ".join(named[:3]) + more
+    modules = effect.missed or effect.unchanged  # the fix's own modules first: others may stay as they were
     same = f"built with the same {effect.option} and hash"
-    built = f"{noun(len(named), 'module')} {modules} {same}" if modules else "no module changed"
+    built = f"{noun(len(modules), 'module')} {named(modules)} {same}" if modules else "no module changed"
     if setting is None:
         return f"no effect: {built}"
     where = f" at {setting.site.file}:{setting.site.line}" if setting.site else ""
     if setting.kind == "config":
-        late = [m for m in setting.modules_existing if any(m == u.split(" on ")[0] for u in named)]
-        existed = f"{noun(len(late), 'module')} {', '.join(late[:3])} {noun(len(late), 'was', 'were')} created"
+        late = [m for m in setting.modules_existing if any(m == u.split(" on ")[0] for u in modules)]
+        existed = f"{noun(len(late), 'module')} {named(late)} {noun(len(late), 'was', 'were')} created"
         timing = f"after {existed}" if late else "after the modules it reaches"
         return f"no effect: wp.config.{effect.option} was set{where}, {timing} (Warp copies it at creation): {built}"
     timing = "after the module's first load" if setting.target_loaded else "where the module did not read it"

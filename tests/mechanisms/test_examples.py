@@ -20,6 +20,8 @@ EXAMPLES = [
 def test_example(mechanism, example) -> None:
     finding = mechanism.diagnose(example.inputs)
     assert (finding.slug, finding.status) == (mechanism.SLUG, example.status), finding.reason
+    if example.reason is not None:
+        assert example.reason in finding.reason, finding.reason
     proposals = list(mechanism.propose(finding, example.inputs)) if finding.status == FIRED else []
     fixes = [p for p in proposals if isinstance(p, Fix)]
     if example.fixes is not None:

@@ -61,8 +61,8 @@ class Example:
     """A situation (a small Report + SourceIndex) and what the mechanism must make of it.
 
     `fixes` lists the (codemod, safety) of every Fix proposed, in order; `places`, what each of those fixes
-    edits (its typed codemod arguments); `declined` is a phrase one of the NotProposed reasons must contain.
-    Each is checked only when given.
+    edits (its typed codemod arguments); `declined` is a phrase one of the NotProposed reasons must contain;
+    `reason`, a phrase the finding's own reason must contain. Each is checked only when given.
     """
 
     title: str
@@ -71,6 +71,7 @@ class Example:
     fixes: tuple[tuple[str | None, str], ...] | None = None
     declined: str | None = None
     places: tuple[tuple[CodemodArgs, ...], ...] | None = None
+    reason: str | None = None
 
 
 class Mechanism(Generic[FactsT]):

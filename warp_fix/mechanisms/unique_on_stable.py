@@ -22,7 +22,7 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import KernelDef as TracedKernel
 from warp_fix.scan.index import KernelDef, Value
-from warp_fix.wording import counted, noun
+from warp_fix.wording import counted, named, noun
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,32 @@ def _reductions(options_set_in: str | None = None) -> Inputs:
     )
 
 
+def _installed_unique() -> Inputs:
+    """`body_inverses` and `check_inertia`, each `@wp.kernel(module="unique")` at module scope of an installed
+    package's inertia.py (Newton 1.8 writes two so), launched from the package's own code while the project's
+    script runs: stable, but not the project's to edit."""
+    names = ["body_inverses", "check_inertia"]
+    modules = [f"{name}_{i}a1b2c3d" for i, name in enumerate(names)]
+    made = [
+        replace(case.kernel_def(name, "physlib.inertia", unique=True,
+                                site=case.site("physlib/inertia.py", 10 + 20 * i, name,
+                                               [f"physlib/inertia.py:{10 + 20 * i}:{name}"])), module=module)
+        for i, (name, module) in enumerate(zip(names, modules, strict=True))
+    ]
+    return case.run(
+        builds=[case.build(module, kernels=[f"physlib.inertia.{name}"]) for name, module in zip(names, modules,
+                                                                                                   strict=True)],
+        kernel_defs=made,
+        launches=[case.launch(name, module) for name, module in zip(names, modules, strict=True)],
+        source=case.index(
+            files=["pendulum.py"],
+            library_files=["physlib/inertia.py"],
+            kernels=[case.kernel(name, "physlib/inertia.py", 10 + 20 * i, module_kind="unique", in_repo=False)
+                     for i, name in enumerate(names)],
+        ),
+    )
+
+
 def _renamed_by_call(**fields) -> Inputs:
     """`box` renamed `box_size_3_kernel` by its factory and made by `wp.kernel(box, module="unique", ...)` at
     line 21, the factory called twice at import time: only the code object's site (boxes.py:10) names the def."""
@@ -163,10 +189,12 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
         if not defs:
             return ruled_out(self.SLUG, self.TITLE, 'no kernel with module="unique" was created in the run')
         stable, runtime_made, optional, generic = [], [], [], []
+        outside: list[str] = []  # unique kernels of installed packages or generated code: never edited
         evidence = []
         for kernel_def in _distinct(defs):
             kernel = _static_kernel(inputs, kernel_def)
             if kernel is None or not kernel.in_repo:
+                outside.append(kernel_def.function)
                 continue
             made_here = [d for d in defs if d.site and (d.site.file, d.site.line) == (kernel_def.site.file,
                                                                                      kernel_def.site.line)]
@@ -205,14 +233,7 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
         ]
         facts = UniqueKernels(stable, runtime_made, optional, generic)
         if not stable:
-            return ruled_out(
-                self.SLUG,
-                self.TITLE,
-                "every unique kernel is made from runtime data (plugins, expressions), only on some runs, or generic"
-                + (f" (optional, left alone: {', '.join(k.kernel for k in optional)})" if optional else ""),
-                evidence=evidence,
-                facts=facts,
-            )
+            return ruled_out(self.SLUG, self.TITLE, _why_none_stable(facts, outside), evidence=evidence, facts=facts)
         # What a shared module saves: the builds of the stable kernels whose options allow sharing.
         shareable = {module for k in stable if not k.module_options for module in k.modules}
         cost = sum(b.module_ms for b in unique_modules if b.module in shareable)
@@ -405,6 +426,13 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
             "a generic kernel in a module of its own builds only the overloads launched: left alone",
             _unique_kernel(captures=[], called_from="sim.py:20:<module>", is_generic=True),
             RULED_OUT,
+            reason="integrate is generic",
+        ),
+        Example(
+            "an installed package's stable unique kernels are its own: ruled out, and said so (not 'runtime data')",
+            _installed_unique(),
+            RULED_OUT,
+            reason="body_inverses, check_inertia are not the repository's code",
         ),
         Example(
             "a renamed factory kernel made by a wp.kernel(...) call: the call site gets the named module",
@@ -419,6 +447,19 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
             fixes=(),
             declined="sets its own module_options",
         ),
+    )
+
+
+def _why_none_stable(facts: UniqueKernels, outside: list[str]) -> str:
+    """Each kind of unique kernel the run made, named, and why none of them can share a module."""
+    kinds = [
+        (sorted(set(outside)), "not the repository's code (an installed package's, or generated): never edited"),
+        ([k.kernel for k in facts.runtime_made], "made from runtime data (plugins, expressions)"),
+        ([k.kernel for k in facts.optional], "made only on some runs (optional, left alone)"),
+        ([k.kernel for k in facts.generic], "generic: its own module builds only the instances launched"),
+    ]
+    return "no stable unique kernel of the repository: " + "; ".join(
+        f"{named(names)} {'is' if len(names) == 1 else 'are'} {why}" for names, why in kinds if names
     )
 
 
