@@ -131,14 +131,15 @@ def _reductions(options_set_in: str | None = None) -> Inputs:
 def _installed_unique() -> Inputs:
     """`body_inverses` and `check_inertia`, each `@wp.kernel(module="unique")` at module scope of an installed
     package's inertia.py (Newton 1.8 writes two so), launched from the package's own code while the project's
-    script runs: stable, but not the project's to edit."""
+    script runs: stable, but not the project's to edit. A third, `apply_offsets`, is made but never launched."""
     names = ["body_inverses", "check_inertia"]
     modules = [f"{name}_{i}a1b2c3d" for i, name in enumerate(names)]
     made = [
         replace(case.kernel_def(name, "physlib.inertia", unique=True,
                                 site=case.site("physlib/inertia.py", 10 + 20 * i, name,
                                                [f"physlib/inertia.py:{10 + 20 * i}:{name}"])), module=module)
-        for i, (name, module) in enumerate(zip(names, modules, strict=True))
+        for i, (name, module) in enumerate(zip([*names, "apply_offsets"], [*modules, "apply_offsets_9f8e7d6c"],
+                                               strict=True))
     ]
     return case.run(
         builds=[case.build(module, kernels=[f"physlib.inertia.{name}"]) for name, module in zip(names, modules,
@@ -149,7 +150,7 @@ def _installed_unique() -> Inputs:
             files=["pendulum.py"],
             library_files=["physlib/inertia.py"],
             kernels=[case.kernel(name, "physlib/inertia.py", 10 + 20 * i, module_kind="unique", in_repo=False)
-                     for i, name in enumerate(names)],
+                     for i, name in enumerate([*names, "apply_offsets"])],
         ),
     )
 
@@ -190,6 +191,7 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
             return ruled_out(self.SLUG, self.TITLE, 'no kernel with module="unique" was created in the run')
         stable, runtime_made, optional, generic = [], [], [], []
         outside: list[str] = []  # unique kernels of installed packages or generated code: never edited
+        built = {d.function for d in defs if d.module in {b.module for b in inputs.report.trace.builds}}
         evidence = []
         for kernel_def in _distinct(defs):
             kernel = _static_kernel(inputs, kernel_def)
@@ -233,6 +235,8 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
         ]
         facts = UniqueKernels(stable, runtime_made, optional, generic)
         if not stable:
+            # The ones that cost a build lead: they are the ones worth naming.
+            outside = sorted(set(outside), key=lambda name: (name not in built, name))
             return ruled_out(self.SLUG, self.TITLE, _why_none_stable(facts, outside), evidence=evidence, facts=facts)
         # What a shared module saves: the builds of the stable kernels whose options allow sharing.
         shareable = {module for k in stable if not k.module_options for module in k.modules}
@@ -429,10 +433,11 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
             reason="integrate is generic",
         ),
         Example(
-            "an installed package's stable unique kernels are its own: ruled out, and said so (not 'runtime data')",
+            "an installed package's stable unique kernels are its own: ruled out, and said so (not 'runtime data'), "
+            "the ones built named first",
             _installed_unique(),
             RULED_OUT,
-            reason="body_inverses, check_inertia are not the repository's code",
+            reason="body_inverses, check_inertia, apply_offsets are not the repository's code",
         ),
         Example(
             "a renamed factory kernel made by a wp.kernel(...) call: the call site gets the named module",
@@ -453,7 +458,7 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
 def _why_none_stable(facts: UniqueKernels, outside: list[str]) -> str:
     """Each kind of unique kernel the run made, named, and why none of them can share a module."""
     kinds = [
-        (sorted(set(outside)), "not the repository's code (an installed package's, or generated): never edited"),
+        (outside, "not the repository's code (an installed package's, or generated): never edited"),
         ([k.kernel for k in facts.runtime_made], "made from runtime data (plugins, expressions)"),
         ([k.kernel for k in facts.optional], "made only on some runs (optional, left alone)"),
         ([k.kernel for k in facts.generic], "generic: its own module builds only the instances launched"),
