@@ -9,15 +9,18 @@ machine reads the environment with one Warp start (printed apart, n=1); later on
 the machine's fingerprint (each app starts with an empty WARP_FIX_STATE_DIR).
 With --arch, the archive also holds AOT binaries for that arch, and each one is checked against the
 path Warp's own name function gives (`Module._get_compile_output_name`, `get_module_identifier`).
-CPU apps: the bundled demo app (as shipped, and with its cache clear removed), two fixtures, and two corpus
-scenarios staged as the corpus stages them (Warp's own wave and fluid examples as a user's scripts);
---device cuda: two multi-module CUDA fixtures, and a MathDx one whose archive holds LTO files: for it the module
-binaries are deleted after a restore and the run must find every LTO file it needs (none made again).
+CPU apps: the bundled demo app (as shipped, and with its cache clear removed), two fixtures, and three corpus
+scenarios staged as the corpus stages them (Warp's own wave and fluid examples as a user's scripts, and Newton's
+basic_pendulum example on the installed newton package: eleven library modules, a real application's start);
+--device cuda: two multi-module CUDA fixtures, a MathDx one whose archive holds LTO files (for it the module
+binaries are deleted after a restore and the run must find every LTO file it needs, none made again), and
+Newton's basic_pendulum example on the GPU (where newton is installed).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -44,9 +47,15 @@ APPS = {
         ("gpu_serial", REPO / "fixtures" / "gpu_serial", ["python", "-m", "stages"]),
         ("gpu_block_dims", REPO / "fixtures" / "gpu_block_dims", ["python", "-m", "raster"]),
         ("gpu_mathdx", REPO / "fixtures" / "gpu_mathdx", ["python", "-m", "spectra"]),
+        (
+            "newton_pendulum",
+            REPO / "benchmarks" / "corpus" / "scripts",
+            ["python", "newton_basic_pendulum.py", "--viewer", "null", "--num-frames", "3", "--device", "cuda:0"],
+        ),
     ],
 }
-CORPUS_SCENARIOS = ["warp-example-wave", "warp-example-fluid"]
+NEEDS = {"newton_pendulum": "newton"}  # apps that run on an installed package, skipped where it is missing
+CORPUS_SCENARIOS = ["warp-example-wave", "warp-example-fluid", "newton-basic-pendulum-cpu"]
 COMPILED = re.compile(rb"\(compiled\)")
 NAME_CHECK = """
 import contextlib, io, json, runpy, sys
@@ -169,7 +178,8 @@ def bench(name: str, cwd: Path, command: list[str], runs: int, device: str, arch
     print(
         f"{name:16} modules {len(baked.manifest.modules):2}  compiled after restore {max(compiled)}  "
         f"(restore+run)/warm {total_ms / warm_ms:.2f} ({restore_ms:.0f} + {total_ms - restore_ms:.0f} ms "
-        f"vs {warm_ms:.0f} ms)  first restore on the machine {first:.2f} ({restores[0]:.0f} + "
+        f"vs {warm_ms:.0f} ms; the restore alone {restore_ms / warm_ms:.0%} of the warm run)  "
+        f"first restore on the machine {first:.2f} ({restores[0]:.0f} + "
         f"{restored[0] - restores[0]:.0f} vs {warm[0]:.0f} ms)  "
         f"archive/entries {baked.archive_bytes / baked.entry_bytes:.2f} "
         f"({baked.archive_bytes:,} / {baked.entry_bytes:,} B)  names: {names}" + (f"  {lto}" if lto else ""),
@@ -202,6 +212,9 @@ def main() -> int:
             apps += corpus_apps(Path(scratch))
         for name, cwd, command in apps:
             if args.only and name not in args.only:
+                continue
+            if name in NEEDS and importlib.util.find_spec(NEEDS[name]) is None:
+                print(f"{name:16} skipped: {NEEDS[name]} is not installed", flush=True)
                 continue
             bench(name, cwd, command, args.runs, args.device, args.arch)
     return 0

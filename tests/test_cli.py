@@ -114,6 +114,16 @@ def test_bash_completion_is_valid_and_lists_every_subcommand():
     assert complete_bash(script, "warp-fix", "measure", "--", "python", "--j") == []  # the user's command
 
 
+def test_a_run_builds_only_its_commands_parser_which_parses_as_the_whole_one():
+    """`bake restore` runs right before a CI job's app: it builds bake's options, not every command's."""
+    argv = ["bake", "restore", "a.tar.gz", "--cache", "c", "--merge"]
+    assert [c.name for c in subcommands(cli.build_parser("bake"))] == ["bake"]
+    assert vars(cli.build_parser("bake").parse_args(argv)) == vars(cli.build_parser().parse_args(argv))
+    assert [c.name for c in subcommands(cli.build_parser("apply"))] == ["apply", "log"]
+    every = [c.name for c in subcommands(cli.build_parser())]
+    assert [c.name for c in subcommands(cli.build_parser("--help"))] == every  # not a command: all of them
+
+
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 def test_zsh_completion_parses_and_registers(tmp_path):
     script = tmp_path / "warp-fix.zsh"

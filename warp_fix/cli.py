@@ -488,7 +488,8 @@ def _can_create_in(folder: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(with_default_bake_action(sys.argv[1:] if argv is None else argv))
+    argv = with_default_bake_action(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     destination = getattr(args, "json", None)
     if destination and destination != "-":
         # said before a run of minutes, not after it

@@ -10,7 +10,6 @@ import dataclasses
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -81,6 +80,8 @@ def _fingerprint(python: str | None, env: dict[str, str]) -> dict | None:
 
 def _run_json(argv: list[str], env: dict[str, str], what: str):
     """The JSON on the last line a helper script printed; BakeError naming the interpreter when it failed."""
+    import subprocess  # here: a restore that finds its machine remembered starts no process (~4 ms of import)
+
     try:
         done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=PROBE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:

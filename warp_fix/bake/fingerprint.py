@@ -18,7 +18,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import platform
 import sys
 from collections.abc import Mapping
 
@@ -39,7 +38,7 @@ def fingerprint(environ: Mapping[str, str] | None = None) -> dict | None:
         return None
     return {
         "python": [sys.version, sys.executable, sys.prefix, _stat(os.path.realpath(sys.executable))],
-        "platform": [platform.system(), platform.machine()],
+        "platform": [os.uname().sysname, os.uname().machine],  # platform.system() and .machine(), unimported
         "warp": warp_files,
         "cpu": cpu,
         "nvidia": _nvidia(),
