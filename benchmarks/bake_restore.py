@@ -60,14 +60,20 @@ COMPILED = re.compile(rb"\(compiled\)")
 NAME_CHECK = """
 import contextlib, io, json, runpy, sys
 import warp as wp
-with contextlib.redirect_stdout(io.StringIO()):
-    runpy.run_module(sys.argv[1], run_name="__main__")  # the run's own modules, kernels and generic instances
+command = json.loads(sys.argv[1])  # the app's argv after `python`: `-m MODULE ARGS` or `SCRIPT ARGS`
+entries, root = json.loads(sys.argv[2]), sys.argv[3]
+sys.argv = command[1:] if command[0] == "-m" else command
+with contextlib.redirect_stdout(io.StringIO()):  # the run's own modules, kernels and generic instances
+    if command[0] == "-m":
+        runpy.run_module(command[1], run_name="__main__", alter_sys=True)
+    else:
+        runpy.run_path(command[0], run_name="__main__")
 missing, checked = [], 0
-for entry in json.loads(sys.argv[2]):
+for entry in entries:
     module = wp.get_module(entry["name"])
     for arch, use_ptx in entry["binaries"]:
         name = module._get_compile_output_name(None, output_arch=arch, use_ptx=use_ptx, block_dim=entry["block_dim"])
-        path = f"{sys.argv[3]}/{module.get_module_identifier(entry['block_dim'])}/{name}"
+        path = f"{root}/{module.get_module_identifier(entry['block_dim'])}/{name}"
         checked += 1
         if not __import__("os").path.exists(path):
             missing.append(path)
@@ -123,7 +129,7 @@ def warp_names_check(cwd: Path, command: list[str], manifest, root: Path, scratc
     if not entries:
         return "no AOT binaries"
     done = subprocess.run(
-        [sys.executable, "-c", NAME_CHECK, command[-1], json.dumps(entries), str(root)],
+        [sys.executable, "-c", NAME_CHECK, json.dumps(command[1:]), json.dumps(entries), str(root)],
         cwd=cwd,
         env={**os.environ, "WARP_CACHE_PATH": str(scratch / "names-check")},
         capture_output=True,
