@@ -29,9 +29,18 @@ from warp_fix.mechanisms._common import (
     static,
 )
 from warp_fix.model import ADVISORY, CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
-from warp_fix.report import ModuleBuild, OptionSource
+from warp_fix.report import ModuleBuild, OptionSource, Site
 from warp_fix.scan.differentiation import Differentiation, differentiated_kernels
-from warp_fix.scan.index import EntryPoint, FunctionCalls, ImportSite, LaunchSite, OptionParameter, TapeUse, Value
+from warp_fix.scan.index import (
+    EntryPoint,
+    FunctionCalls,
+    ImportSite,
+    LaunchSite,
+    OptionParameter,
+    TapeBlock,
+    TapeUse,
+    Value,
+)
 from warp_fix.wording import counted, noun
 
 
@@ -48,6 +57,8 @@ class UnusedAdjoints:
     repo_uses_tape: bool
     # module -> its kernels chosen at run time (a dispatch, a registry) and the build's cost: plugin code, untouched
     optional: dict[str, str] = field(default_factory=dict)
+    # Warp's own modules (warp.optim.adam) compiling adjoints no tape uses, in a run with a tape: advice only
+    warp_own: list[str] = field(default_factory=list)
 
 
 class UnusedBackward(Mechanism[UnusedAdjoints]):
@@ -65,7 +76,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         tape_files = {inputs.repo_file(t.site.file) for t in trace.tapes if t.site}
         launched_from: dict[str, set[str | None]] = {}
         for launch in trace.launches:
-            if launch.site:
+            if launch.site and _a_tape_of_its_file_may_record(launch.site, inputs):
                 launched_from.setdefault(launch.module, set()).add(inputs.repo_file(launch.site.file))
         anywhere = differentiated_kernels(inputs.index)
         unused, kept, off_per_kernel, elsewhere, gradient_free, optional = [], [], [], {}, {}, {}
@@ -106,6 +117,11 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 # what the walk could not follow may reach every module; one whose kernels take no differentiable
                 # argument passes no gradient even then (Warp warns at backward, the gradients do not change)
                 (gradient_free if _carries_no_gradient(build) else elsewhere)[build.module] = unresolved
+        warp_own = [
+            build.module for build in _warp_builds(inputs).values()
+            if _generates_adjoint(build) and build.module not in differentiated
+            and not launched_from.get(build.module, set()) & tape_files
+        ] if trace.tapes else []
         evidence = [runtime(f"{m}: differentiated by a tape, backward kept", None) for m in sorted(set(kept))]
         evidence += [
             runtime(f"{m}: launched from {', '.join(sorted(files))}, which records a tape (not this module's "
@@ -119,7 +135,9 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                     f"({final[m].module_ms:.0f} ms measured)", None)
             for m, k in optional.items()
         ]
-        if not unused:
+        evidence += [runtime(f"{m}: Warp's own module, backward generated, no adjoint launch or tape in this run", None)
+                     for m in warp_own]
+        if not unused and not warp_own:
             parts = [f"already off per kernel: no kernel of {module_names(off_per_kernel, inputs)} generates adjoint "
                      "code"] if off_per_kernel else []
             if kept:
@@ -141,17 +159,19 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             if optional:
                 reason += f"; optional plugin modules left as they are: {_costs(optional, final)}"
             return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence)
-        cost = sum(final[m].module_ms for m in unused)
+        cost = sum(final[m].module_ms for m in unused) + sum(_warp_builds(inputs)[m].module_ms for m in warp_own)
         for module in unused:
             detail = f"{module}: backward generated, no adjoint launch or tape in this run"
             evidence.append(runtime(f"{detail}; {provenance[module].describe()}", None))
         for module, origin in gradient_free.items():
             evidence.append(runtime(f"{module}: {origin} may reach it, but no argument of its kernels is "
                                     "differentiable", None))
+        count = len(unused) + len(warp_own)
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{counted(len(unused), 'module')} {noun(len(unused), 'compiles', 'compile')} backward code nobody uses",
+            f"{counted(count, 'module')} {noun(count, 'compiles', 'compile')} backward code nobody uses"
+            + (f" ({module_names(warp_own, inputs)}: Warp's own)" if warp_own else ""),
             evidence=evidence,
             cost_ms=cost,
             facts=UnusedAdjoints(
@@ -163,6 +183,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 provenance=provenance,
                 repo_uses_tape=any(t.in_repo for t in inputs.index.tapes) or bool(tape_files - {None}),
                 optional={m: f"{', '.join(k)}; {final[m].module_ms:.0f} ms measured" for m, k in optional.items()},
+                warp_own=warp_own,
             ),
         )
 
@@ -204,7 +225,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 if key not in seen:
                     seen.add(key)
                     yield proposal
-        if process_wide or library:
+        if process_wide or library or facts.warp_own:
             yield from self._process_wide(finding, inputs, process_wide, library)
 
     def _process_wide(
@@ -218,8 +239,8 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             if repo_modules:
                 yield NotProposed(finding.slug, f"{why}, and the measured command differentiates other modules "
                                   "itself: backward cannot be turned off process-wide, nor per module")
-            if library:
-                yield _library_advice(finding, library, inputs)
+            if library or facts.warp_own:
+                yield _library_advice(finding, library + facts.warp_own, inputs)
             return
         if library and not repo_modules and facts.repo_uses_tape:
             yield _library_advice(finding, library, inputs)
@@ -335,6 +356,36 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 builds=[case.build("sim")],
                 launches=[case.launch("step", "sim", site=case.site("train.py", 14, "train"))],
                 tapes=[case.tape(case.site("train.py", 12, "train"))],
+            ),
+            RULED_OUT,
+        ),
+        Example(
+            "Warp's own optimizer stepped at the script's top level, its tape in a method: advice, and the script's "
+            "differentiated module keeps its backward",
+            case.run(
+                builds=[case.build("__main__"), case.build("warp.optim.adam")],
+                launches=[
+                    case.launch("advect", "__main__", site=case.site("train.py", 40, "Example.step")),
+                    case.launch("adam_step", "warp.optim.adam", site=case.site("train.py", 90)),
+                ],
+                tapes=[case.tape(case.site("train.py", 60, "Example.backward"))],
+                gradient_uses=[case.gradient_use("__main__", site=case.site("train.py", 40, "Example.step"))],
+                source=case.index(files=["train.py"]),
+            ),
+            FIRED,
+            fixes=((None, ADVISORY),),
+            reason="warp.optim.adam: Warp's own",
+        ),
+        Example(
+            "a launch at the script's top level inside its top-level `with tape:`, not recorded in this run: kept",
+            case.run(
+                builds=[case.build("sim")],
+                launches=[case.launch("step", "sim", site=case.site("train.py", 12))],
+                tapes=[case.tape(case.site("train.py", 10))],
+                source=case.index(
+                    files=["train.py", "sim.py"],
+                    tapes=[TapeUse(file="train.py", line=10, kind="tape", blocks=[TapeBlock(11, 14)])],
+                ),
             ),
             RULED_OUT,
         ),
@@ -622,16 +673,36 @@ def _per_module_fix(
 def _library_advice(finding: Finding[UnusedAdjoints], library: list[str], inputs: Inputs) -> Fix:
     """Backward off is a part of a module's build, not all of it: the estimate says so (newton's geometry kernels,
     21.7 s to build, took 13.0 s without it)."""
-    built_ms = sum(inputs.final_builds[m].module_ms for m in library)
+    builds = {**_warp_builds(inputs), **inputs.final_builds}
+    built_ms = sum(builds[m].module_ms for m in library)
     return Fix(
         id="", slug=finding.slug, title="Turn off backward code in library modules no tape differentiates",
-        description="A tape is in use, so backward cannot be turned off process-wide. These modules belong to a "
-        f"library: {module_names(library, inputs)}; set their enable_backward option from your code if they are "
-        "never differentiated (advisory).",
+        description="A tape is in use, so backward cannot be turned off process-wide. "
+        f"{noun(len(library), 'This module belongs', 'These modules belong')} to a library: "
+        f"{module_names(library, inputs)}; set {noun(len(library), 'its', 'their')} enable_backward option from your "
+        f"code if {noun(len(library), 'it is', 'they are')} never differentiated (advisory).",
         safety=ADVISORY, codemod=None,
         expected=f"less generated source and native compile time in {counted(len(library), 'module')}: a part of their "
         f"{built_ms:,.0f} ms measured build (untested estimate)",
     )
+
+
+def _warp_builds(inputs: Inputs) -> dict[str, ModuleBuild]:
+    """The last build of each of Warp's own modules (warp.optim.adam, warp.sparse): no mechanism edits them, but
+    their unused adjoints are worth advice where a tape rules out the process-wide switch."""
+    return {b.module: b for b in inputs.report.trace.builds if b.module.startswith("warp.") and b.status != "error"}
+
+
+def _a_tape_of_its_file_may_record(site: Site, inputs: Inputs) -> bool:
+    """A launch from a file's top-level code runs once, as the file runs: only a top-level tape of that file
+    can record it, entered around that line (or by hand, which the scan cannot bound). A launch from a
+    function may run under any tape of its file (fluid_checkpoint's Adam.step at top level, its tape in a
+    method: not recorded)."""
+    if site.function != "<module>":
+        return True
+    file = inputs.repo_file(site.file)
+    top_level = [t for t in inputs.index.tapes if t.file == file and t.function is None]
+    return any(not t.blocks or any(block.holds(site.line) for block in t.blocks) for t in top_level)
 
 
 def _generates_adjoint(build: ModuleBuild) -> bool:
