@@ -57,7 +57,7 @@ class UnusedAdjoints:
     repo_uses_tape: bool
     # module -> its kernels chosen at run time (a dispatch, a registry) and the build's cost: plugin code, untouched
     optional: dict[str, str] = field(default_factory=dict)
-    # Warp's own modules (warp.optim.adam) compiling adjoints no tape uses, in a run with a tape: advice only
+    # Warp's own modules (warp.optim.adam) compiling adjoints nothing uses, in a run that differentiates: advice only
     warp_own: list[str] = field(default_factory=list)
 
 
@@ -121,7 +121,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             build.module for build in _warp_builds(inputs).values()
             if _generates_adjoint(build) and build.module not in differentiated
             and not launched_from.get(build.module, set()) & tape_files
-        ] if trace.tapes else []
+        ] if trace.tapes or differentiated else []
         evidence = [runtime(f"{m}: differentiated by a tape, backward kept", None) for m in sorted(set(kept))]
         evidence += [
             runtime(f"{m}: launched from {', '.join(sorted(files))}, which records a tape (not this module's "
