@@ -40,3 +40,16 @@ def test_warp_run_from_a_folder_on_pythonpath_is_still_named() -> None:
     """No site-packages in the path (Warp unpacked beside the project): its `warp/_src` still names the module."""
     modules = {f"_bsr_{i}_0000000{i}": "/tmp/site/warp/_src/sparse.py" for i in range(4)}
     assert module_names(list(modules), _run(modules)) == "4 modules, from warp._src.sparse (4)"
+
+
+def test_a_package_on_pythonpath_is_named_from_its_top_level_package() -> None:
+    """`pip install --target /tmp/site newton` (a container's layout): no site-packages in the path, and the
+    build's own name says where the package starts; it was "from elsewhere" before."""
+    modules = {
+        f"newton._src.{name}": f"/tmp/site/newton/_src/{name.replace('.', '/')}.py"
+        for name in ("solvers.solver", "sim.articulation", "viewer.kernels", "solvers.xpbd.kernels")
+    }
+    assert module_names(list(modules), _run(modules)) == (
+        "4 modules, from newton._src.solvers.solver (1), newton._src.sim.articulation (1), "
+        "newton._src.viewer.kernels (1) and newton._src.solvers.xpbd.kernels (1)"
+    )

@@ -96,6 +96,9 @@ def _defined_in(build: ModuleBuild, inputs: Inputs) -> str | None:
         marks = [i + 1 for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
         # Warp itself run from a folder on PYTHONPATH (no site-packages in its path): from its `warp/_src`
         marks = marks or [i for i, part in enumerate(parts[:-1]) if part == "warp" and parts[i + 1] == "_src"]
+        # another package there (`pip install --target`, a container's folder): from its top-level package,
+        # which a file module's name starts with (newton._src.solvers.solver in /tmp/site/newton/...)
+        marks = marks or [i for i, part in enumerate(parts[:-1]) if part == build.module.split(".")[0]]
         if not marks:
             return None
         relative = "/".join(parts[marks[-1]:])
