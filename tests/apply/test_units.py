@@ -559,3 +559,12 @@ def test_once_nothing_is_rebuilt_the_summary_points_at_bake():
     assert "builds it once and restores it verified" in one.line(["python", "-m", "sim"])
     rebuilt = case.run(builds=[case.build("sim")], rebuilds=[case.kernel_added("sim", "late")]).report
     assert remaining_work(rebuilt) is None
+
+
+def test_an_estimate_is_said_to_be_untested_once():
+    """A declined advisory's row reads "untested estimate: X"; most expectations already end "(untested estimate)"."""
+    entry = Entry("F2", "serial-builds", "Preload", ADVISORY, "declined", "advisory")
+    entry.expected = "~40 ms of adjoint codegen"
+    assert entry.estimate() == "untested estimate: ~40 ms of adjoint codegen"
+    entry.expected = "compile elapsed down to at best ~5,287 ms (ceiling 3.33x; untested estimate)"
+    assert entry.estimate() == entry.expected

@@ -44,12 +44,12 @@ def test_warp_run_from_a_folder_on_pythonpath_is_still_named() -> None:
 
 def test_a_package_on_pythonpath_is_named_from_its_top_level_package() -> None:
     """`pip install --target /tmp/site newton` (a container's layout): no site-packages in the path, and the
-    build's own name says where the package starts; it was "from elsewhere" before."""
+    build's own name says where the package starts; it was "from elsewhere" before. One module each: no counts."""
     modules = {
         f"newton._src.{name}": f"/tmp/site/newton/_src/{name.replace('.', '/')}.py"
         for name in ("solvers.solver", "sim.articulation", "viewer.kernels", "solvers.xpbd.kernels")
     }
     assert module_names(list(modules), _run(modules)) == (
-        "4 modules, from newton._src.solvers.solver (1), newton._src.sim.articulation (1), "
-        "newton._src.viewer.kernels (1) and newton._src.solvers.xpbd.kernels (1)"
+        "4 modules, from newton._src.solvers.solver, newton._src.sim.articulation, newton._src.viewer.kernels and "
+        "newton._src.solvers.xpbd.kernels"
     )

@@ -258,6 +258,12 @@ class Entry:
             reason = reason.replace(t.line(), f"{t.metric} {'beyond' if t.significant else 'inside'} its noise band")
         return reason
 
+    def estimate(self) -> str:
+        """The fix's expected effect, said to be untested once ("(untested estimate)" ends most of them)."""
+        if not self.expected or "untested estimate" in self.expected:
+            return self.expected
+        return f"untested estimate: {self.expected}"
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Entry:
         numbers, tests = data["numbers"], data["tests"]
@@ -406,7 +412,7 @@ def ledger_markdown(ledger: Ledger) -> str:
             "|---|---|---|---|---|",
         ]
         for e in entries:
-            result = e.numbers.summary() if e.numbers else (f"untested estimate: {e.expected}" if e.expected else "")
+            result = e.numbers.summary() if e.numbers else e.estimate()
             commit = f" ({e.commit[:10]})" if e.commit else ""
             again = f", again after {e.retry_of}" if e.retry_of else ""
             lines.append(f"| {e.fix_id}{commit}{again} | {e.slug} | {e.title} | {result} | {_cell(e.reason)} |")

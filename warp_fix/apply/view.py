@@ -89,7 +89,7 @@ def _row(entry: Entry) -> list[str]:
     fix = escape(entry.fix_id + (f" {entry.commit[:8]}" if entry.commit else ""))
     why = entry.brief_reason()
     if entry.numbers is None and entry.expected:
-        why += f"; untested estimate: {entry.expected}"
+        why += f"; {entry.estimate()}"
     what = f"{escape(entry.title)}\n[dim]{escape(why)}[/]"
     n = entry.numbers
     if n is None:

@@ -78,7 +78,9 @@ def module_names(modules: list[str], inputs: Inputs, most: int = 3) -> str:
     for module in modules:
         origin = _defined_in(inputs.final_builds[module], inputs) if module in inputs.final_builds else None
         origins[origin or "elsewhere"] = origins.get(origin or "elsewhere", 0) + 1
-    parts = [f"{name} ({count})" for name, count in sorted(origins.items(), key=lambda item: -item[1])]
+    ranked = sorted(origins.items(), key=lambda item: -item[1])
+    # counts say something only where a Python module defines several of them
+    parts = [f"{name} ({count})" if len(origins) < len(modules) else name for name, count in ranked]
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return f"{counted(len(modules), 'module')}, from {listed}"
 
