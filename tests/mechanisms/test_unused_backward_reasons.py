@@ -39,3 +39,18 @@ def test_every_module_the_tape_recorded_is_called_differentiated():
     assert finding.reason == (
         "a tape or adjoint launch of this run differentiates every module with backward on (2 modules)"
     )
+
+
+def test_warp_s_own_adjoints_are_named_where_nothing_else_is_said_of_them():
+    """No tape, the script's module already without adjoints, Warp's Adam with them: not "no module"."""
+    inputs = case.run(
+        builds=[case.build("sim", options={"enable_backward": False}), case.build("warp.optim.adam")],
+        launches=[case.launch("step", "sim", site=case.site("train.py", 9)),
+                  case.launch("adam_step", "warp.optim.adam", site=case.site("train.py", 12))],
+        source=case.index(files=["train.py", "sim.py"]),
+    )
+    finding = UnusedBackward().diagnose(inputs)
+    assert finding.status == RULED_OUT
+    assert finding.reason == (
+        "no module of the application compiles backward code; Warp's own warp.optim.adam does, left as Warp sets it"
+    )

@@ -117,10 +117,10 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 # what the walk could not follow may reach every module; one whose kernels take no differentiable
                 # argument passes no gradient even then (Warp warns at backward, the gradients do not change)
                 (gradient_free if _carries_no_gradient(build) else elsewhere)[build.module] = unresolved
+        warp_adjoints = [b.module for b in _warp_builds(inputs).values()
+                         if _generates_adjoint(b) and b.module not in differentiated]
         warp_own = [
-            build.module for build in _warp_builds(inputs).values()
-            if _generates_adjoint(build) and build.module not in differentiated
-            and not launched_from.get(build.module, set()) & tape_files
+            module for module in warp_adjoints if not launched_from.get(module, set()) & tape_files
         ] if trace.tapes or differentiated else []
         evidence = [runtime(f"{m}: differentiated by a tape, backward kept", None) for m in sorted(set(kept))]
         evidence += [
@@ -138,6 +138,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         evidence += [runtime(f"{m}: Warp's own module, backward generated, no adjoint launch or tape in this run", None)
                      for m in warp_own]
         if not unused and not warp_own:
+            scope = " of the application" if warp_adjoints else ""
             parts = [f"already off per kernel: no kernel of {module_names(off_per_kernel, inputs)} generates adjoint "
                      "code"] if off_per_kernel else []
             if kept:
@@ -146,7 +147,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                     f"a tape or adjoint launch of this run differentiates the other {counted(len(taped), 'module')} "
                     "with backward on" if parts else
                     f"a tape or adjoint launch of this run differentiates {module_names(taped, inputs)}" if beside_tape
-                    else f"a tape or adjoint launch of this run differentiates every module with backward on "
+                    else f"a tape or adjoint launch of this run differentiates every module{scope} with backward on "
                     f"({counted(len(taped), 'module')})"
                 )
             if beside_tape:
@@ -155,7 +156,10 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 parts.append(f"backward kept for {module_names(list(beside_tape), inputs)}, launched from "
                              f"{', '.join(files)}, which records a tape (the tape did not record {them} in this run; "
                              "another path may)")
-            reason = "; ".join(parts) or "no module compiles backward code"
+            reason = "; ".join(parts) or f"no module{scope} compiles backward code"
+            if warp_adjoints:  # not the application's: no fix or advice here, but not "every module" either
+                reason += (f"; Warp's own {module_names(warp_adjoints, inputs)} "
+                           f"{noun(len(warp_adjoints), 'does', 'do')}, left as Warp sets it")
             if optional:
                 reason += f"; optional plugin modules left as they are: {_costs(optional, final)}"
             return ruled_out(self.SLUG, self.TITLE, reason, evidence=evidence)
