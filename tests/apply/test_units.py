@@ -568,3 +568,18 @@ def test_an_estimate_is_said_to_be_untested_once():
     assert entry.estimate() == "untested estimate: ~40 ms of adjoint codegen"
     entry.expected = "compile elapsed down to at best ~5,287 ms (ceiling 3.33x; untested estimate)"
     assert entry.estimate() == entry.expected
+
+
+def test_the_summary_quotes_the_last_bake_verify_of_the_same_identities():
+    from warp_fix.apply.loop import remaining_work
+    from warp_fix.bake.verified import Verification
+    from warp_fix.mechanisms import _situation as case
+
+    report = case.run(builds=[case.build("sim", ms=300.0)]).report
+    (build,) = report.trace.builds
+    measured = Verification(("python", "-m", "sim"), frozenset({("sim", build.hash, "cpu")}), 0, 640.0, "06:30")
+    line = remaining_work(report, measured).line(["python", "-m", "sim"])
+    assert line.endswith("(docs/bake.md); a restored bake measured it: nothing compiled, the run took 640 ms "
+                         "(`warp-fix bake verify`, 06:30)")
+    other = Verification(("python", "-m", "sim"), frozenset({("sim", "0" * 64, "cpu")}), 0, 640.0, "06:30")
+    assert "ran other code (1 of 1 identities differ)" in remaining_work(report, other).line(["python", "-m", "sim"])

@@ -11,6 +11,7 @@ import pytest
 
 from tests.bake.conftest import COMMAND, repack, tree
 from warp_fix.bake.archive import read_manifest
+from warp_fix.bake.verified import last_verification
 from warp_fix.cli import main
 
 pytestmark = pytest.mark.slow
@@ -44,6 +45,19 @@ def test_verify_names_a_kernel_added_after_baking(baked, tiny_app, tmp_path, cap
     assert main(["bake", "verify", "--cache", str(tmp_path / "cache"), "--", *COMMAND]) == 1
     out = capsys.readouterr().out
     assert "tinyapp.a" in out and "kernel added: extra" in out and "tinyapp.b" not in out
+
+
+def test_verify_in_a_git_repository_is_kept_for_apply_to_quote(baked, tiny_app, tmp_path, monkeypatch):
+    """apply's summary quotes the last `bake verify` of its command: verify keeps it beside the ledgers."""
+    repo = tmp_path / "repo"
+    shutil.copytree(tiny_app, repo)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    monkeypatch.chdir(repo)
+    assert restore(baked.archive, tmp_path / "cache") == 0
+    assert main(["bake", "verify", "--cache", str(tmp_path / "cache"), "--", *COMMAND]) == 0
+    record = last_verification(repo / ".git" / "warp-fix", COMMAND)
+    assert record.compiled == 0 and record.keys == (baked.manifest.key,)
+    assert {(m.name, m.hash) for m in baked.manifest.modules} == {(m, h) for m, h, _ in record.identities}
 
 
 def test_every_bake_action_writes_its_result_as_json(baked, tiny_app, tmp_path, capsys, monkeypatch):

@@ -300,6 +300,7 @@ class Remaining:
 
     identities: int
     cold_module_ms: float
+    baked: str = ""  # what the last `bake verify` of the command measured, for these identities or other code
 
     def line(self, command: list[str]) -> str:
         one = self.identities == 1
@@ -308,6 +309,7 @@ class Remaining:
             f"{self.cold_module_ms:,.0f} ms of cold module work, built once on every fresh machine; "
             f"`warp-fix bake -- {shlex.join(command)}` builds {'it' if one else 'them'} once and restores "
             f"{'it' if one else 'them'} verified in CI and deployment (docs/bake.md)"
+            + (f"; {self.baked}" if self.baked else "")
         )
 
 

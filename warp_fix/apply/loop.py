@@ -38,6 +38,7 @@ from warp_fix.apply.steps import ApplyStep, StepSink
 from warp_fix.apply.testrun import TestRun, run_tests
 from warp_fix.apply.worktree import UserRepo, Workspace
 from warp_fix.bake import cold_work_removed
+from warp_fix.bake.verified import Verification, last_verification
 from warp_fix.compare import IMPROVED, Comparison, compare, require_option_effect
 from warp_fix.metrics import COLD_MODULE, KERNEL
 from warp_fix.model import NO_OPTIONS, Fix, OptionClaim, Plan
@@ -196,7 +197,8 @@ class ApplySession:
             plan = self.planner(baseline, self.workspace.candidate, self.command)
             plan = self._work_through(plan)
             self._total()
-            self.ledger.remaining = remaining_work(self.accepted_report)
+            verified = last_verification(self.repo.ledger_dir(), self.command)
+            self.ledger.remaining = remaining_work(self.accepted_report, verified)
             self.ledger.status = "complete"
         except KeyboardInterrupt:
             self.ledger.status = "interrupted"
@@ -481,12 +483,15 @@ class ApplySession:
         ) + (f"; {drift}" if drift else "")
 
 
-def remaining_work(report: Report | None) -> Remaining | None:
-    """Once the accepted state rebuilds no module, its cold start is what is left: say how much, for bake."""
+def remaining_work(report: Report | None, verified: Verification | None = None) -> Remaining | None:
+    """Once the accepted state rebuilds no module, its cold start is what is left: say how much, for bake, and
+    what the last `bake verify` of the command measured (for these identities, or that it ran other code)."""
     if report is None or report.rebuilds or report.summary is None:
         return None
     cold = cold_work_removed(report)
-    return Remaining(cold.identities, cold.module_ms) if cold.identities else None
+    needed = frozenset((b.module, b.hash, b.device.split(":")[0]) for b in cold.builds)
+    baked = verified.said_for(needed) if verified is not None else ""
+    return Remaining(cold.identities, cold.module_ms, baked) if cold.identities else None
 
 
 class DryRun:

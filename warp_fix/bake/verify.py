@@ -1,7 +1,8 @@
 """`warp-fix bake verify -- COMMAND`: run on the restored cache; every build that compiled is a miss, explained.
 
 The CI guard that keeps a baked start baked: exit 1 when anything compiled, with the field that differs
-from the manifest (block_dim, an option, a kernel or generic instance added, the environment).
+from the manifest (block_dim, an option, a kernel or generic instance added, the environment). In a git
+repository the run is also recorded (bake/verified.py), so that apply's summary can quote it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from warp_fix.bake.environment import refusals
 from warp_fix.bake.manifest import Manifest, ModuleEntry, options_from_mapping
 from warp_fix.bake.restore import restored_manifests
 from warp_fix.bake.run import run_on_cache
+from warp_fix.bake.verified import Verification, now, remember
 from warp_fix.report import ModuleBuild
 
 
@@ -72,7 +74,10 @@ def verify(
         if b.status == "compiled"
     )
     hits = sum(1 for b in builds if b.status == "cached")
-    return VerifyResult(misses, hits, tuple(m.key for m in manifests), cache_dir)
+    keys = tuple(m.key for m in manifests)
+    identities = frozenset((b.module, b.hash, b.device.split(":")[0]) for b in builds)
+    remember(cwd, Verification(tuple(command), identities, len(misses), run.process.wall_ms, now(), keys))
+    return VerifyResult(misses, hits, keys, cache_dir)
 
 
 def explain(build: ModuleBuild, manifests: list[Manifest], environment, cache_dir: str) -> tuple[str, ...]:
