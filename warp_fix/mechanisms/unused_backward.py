@@ -239,7 +239,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         changed themselves: a library's, or one another entry point of the repository differentiates."""
         report, index, facts = inputs.report, inputs.index, finding.facts
         why = "; ".join(f"{m} is differentiated by {facts.differentiated_elsewhere[m]}" for m in repo_modules)
-        if facts.differentiated or report.trace.tapes:
+        if facts.differentiated or report.trace.tapes or facts.warp_own:  # warp_own: only where the run differentiates
             if repo_modules:
                 yield NotProposed(finding.slug, f"{why}, and the measured command differentiates other modules "
                                   "itself: backward cannot be turned off process-wide, nor per module")
