@@ -489,8 +489,7 @@ def remaining_work(report: Report | None, verified: Verification | None = None) 
     if report is None or report.rebuilds or report.summary is None:
         return None
     cold = cold_work_removed(report)
-    needed = frozenset((b.module, b.hash, b.device.split(":")[0]) for b in cold.builds)
-    baked = verified.said_for(needed) if verified is not None else ""
+    baked = verified.said_for(cold.identity_set()) if verified is not None else ""
     return Remaining(cold.identities, cold.module_ms, baked) if cold.identities else None
 
 

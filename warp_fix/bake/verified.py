@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from warp_fix.bake.cold_work import Identity
+
 RECORDS = "bake-verified.jsonl"  # in <git common dir>/warp-fix, beside apply's ledgers
-Identity = tuple[str, str, str]  # module, full hash, device kind ("cpu", "cuda")
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,11 @@ class Verification:
         key = f", key {self.keys[0][:12]}" if self.keys else ""
         if needed <= self.identities:
             compiled = "nothing compiled" if not self.compiled else f"{self.compiled} compiled"
-            return f"a restored bake measured it: {compiled}, the run took {self.wall_ms:,.0f} ms " \
-                   f"(`warp-fix bake verify`, {self.at}{key})"
+            return (f"a restored bake measured it: {compiled}, the run took {self.wall_ms:,.0f} ms "
+                    f"(`warp-fix bake verify`, {self.at}{key})")
         differ = len(needed - self.identities)
-        return f"the last `warp-fix bake verify` ({self.at}{key}) ran other code ({differ} of {len(needed)} " \
-               "identities differ): bake again once this branch is merged"
+        return (f"the last `warp-fix bake verify` ({self.at}{key}) ran other code ({differ} of {len(needed)} "
+                "identities differ): bake again once this branch is merged")
 
 
 def remember(cwd: Path, verification: Verification) -> None:

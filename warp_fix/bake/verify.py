@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from warp_fix.bake.cold_work import identity
 from warp_fix.bake.environment import refusals
 from warp_fix.bake.manifest import Manifest, ModuleEntry, options_from_mapping
 from warp_fix.bake.restore import restored_manifests
@@ -75,7 +76,7 @@ def verify(
     )
     hits = sum(1 for b in builds if b.status == "cached")
     keys = tuple(m.key for m in manifests)
-    identities = frozenset((b.module, b.hash, b.device.split(":")[0]) for b in builds)
+    identities = frozenset(map(identity, builds))
     remember(cwd, Verification(tuple(command), identities, len(misses), run.process.wall_ms, now(), keys))
     return VerifyResult(misses, hits, keys, cache_dir)
 

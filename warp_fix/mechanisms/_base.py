@@ -46,14 +46,20 @@ class Inputs:
         return [r for r in self.report.rebuilds if any(reason.kind == kind for reason in r.reasons)]
 
     def user_builds(self) -> list[ModuleBuild]:
-        return [
-            b for b in self.report.trace.builds if not b.module.startswith("warp.") and b.status != "error"
-        ]
+        return [b for b in self.report.trace.builds if not _warps_own(b) and b.status != "error"]
+
+    def warp_builds(self) -> list[ModuleBuild]:
+        """Warp's own modules (warp.optim.adam, warp.sparse): never a fix's target, but worth naming."""
+        return [b for b in self.report.trace.builds if _warps_own(b) and b.status != "error"]
 
     @cached_property
     def final_builds(self) -> dict[str, ModuleBuild]:
         """The last build of each user module: the options it ended up with (read by diagnose and propose)."""
         return {build.module: build for build in self.user_builds()}
+
+
+def _warps_own(build: ModuleBuild) -> bool:
+    return build.module.startswith("warp.")
 
 
 @dataclass(frozen=True)

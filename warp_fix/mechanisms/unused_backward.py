@@ -692,9 +692,9 @@ def _library_advice(finding: Finding[UnusedAdjoints], library: list[str], inputs
 
 
 def _warp_builds(inputs: Inputs) -> dict[str, ModuleBuild]:
-    """The last build of each of Warp's own modules (warp.optim.adam, warp.sparse): no mechanism edits them, but
-    their unused adjoints are worth advice where a tape rules out the process-wide switch."""
-    return {b.module: b for b in inputs.report.trace.builds if b.module.startswith("warp.") and b.status != "error"}
+    """The last build of each of Warp's own modules: their unused adjoints are worth advice where a tape rules
+    out the process-wide switch."""
+    return {b.module: b for b in inputs.warp_builds()}
 
 
 def _a_tape_of_its_file_may_record(site: Site, inputs: Inputs) -> bool:
