@@ -13,6 +13,7 @@ import pytest
 
 from tests.test_check import make_report
 from warp_fix import cli
+from warp_fix.cli_parser import parse_arguments
 from warp_fix.cli_reference import subcommands
 
 PYTHON = sys.executable
@@ -365,3 +366,16 @@ def test_json_dash_takes_standard_output_from_the_text_commands(capsys):
     assert cli.main(["skill", "--json", "-"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["skill"] == err
+
+
+def test_bake_run_takes_its_options_after_the_archive_and_the_command_after_the_dashes():
+    """argparse's remainder after a positional would take `--cache c` for the command: it is split off first."""
+    args = parse_arguments(["bake", "run", "a.tar.gz", "--cache", "c", "--", "python", "-m", "app", "--cache", "x"])
+    assert (args.archive, args.cache, args.command) == ("a.tar.gz", "c", ["python", "-m", "app", "--cache", "x"])
+    assert parse_arguments(["bake", "run", "a.tar.gz"]).command == []  # refused later, with the restore untouched
+
+
+def test_bake_run_keeps_standard_output_for_the_command(capsys, tmp_path):
+    assert cli.main(["bake", "run", str(tmp_path / "a.tar.gz"), "--json", "-", "--", "python", "-m", "app"]) == 2
+    err = capsys.readouterr().err
+    assert err == "warp-fix: error: bake run: standard output is the command's own: write --json to a file\n"

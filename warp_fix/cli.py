@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from warp_fix.cli_parser import build_parser, with_default_bake_action
+from warp_fix.cli_parser import build_parser, parse_arguments
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -342,9 +342,21 @@ def run_bake(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("warp-fix: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    starts = args.bake_action == "run"
     if lines:
-        print("\n".join(lines), file=sys.stderr if args.json == "-" else sys.stdout)
-    return code
+        print("\n".join(lines), file=sys.stderr if starts or args.json == "-" else sys.stdout)
+    return _start_restored(args) if starts else code
+
+
+def _start_restored(args: argparse.Namespace) -> int:
+    """Outside run_bake's error handling: the command's own errors and exit code are its own."""
+    import os
+
+    from warp_fix.bake.start import start
+
+    if args.cache:
+        os.environ["WARP_CACHE_PATH"] = os.path.abspath(args.cache)  # where the restore put the entries
+    return start(args.command)
 
 
 def _write_bake_json(destination: str, data: object) -> None:
@@ -418,6 +430,16 @@ def bake_restore(args: argparse.Namespace) -> BakeOutput:
     return restore_lines(result), EXIT_OK, result.to_json()
 
 
+def bake_run(args: argparse.Namespace) -> BakeOutput:
+    """The restore; the command starts once its lines are printed (run_bake), if it can start at all."""
+    from warp_fix.bake.start import startable
+
+    if args.json == "-":
+        raise UsageError("bake run: standard output is the command's own: write --json to a file")
+    startable(args.command)
+    return bake_restore(args)
+
+
 def bake_verify(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake.manifest_files import load_manifest
     from warp_fix.bake.verify import verify
@@ -448,6 +470,7 @@ BAKE_ACTIONS = {
     "create": bake_create,
     "key": bake_key,
     "restore": bake_restore,
+    "run": bake_run,
     "verify": bake_verify,
     "push": bake_push,
     "pull": bake_pull,
@@ -488,8 +511,7 @@ def _can_create_in(folder: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = with_default_bake_action(sys.argv[1:] if argv is None else argv)
-    args = build_parser(argv[0] if argv else None).parse_args(argv)
+    args = parse_arguments(sys.argv[1:] if argv is None else argv)
     destination = getattr(args, "json", None)
     if destination and destination != "-":
         # said before a run of minutes, not after it

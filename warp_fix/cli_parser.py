@@ -148,7 +148,7 @@ def _add_other_commands(sub) -> None:
     )
 
 
-BAKE_ACTIONS = ("create", "key", "restore", "verify", "push", "pull")
+BAKE_ACTIONS = ("create", "key", "restore", "run", "verify", "push", "pull")
 
 
 def cuda_arch(text: str) -> list[int]:
@@ -192,16 +192,14 @@ def _add_bake_command(sub) -> None:
     _add_bake_run_options(key)
 
     restore = actions.add_parser("restore", help="verify an archive, then place its entries where runs look")
-    restore.add_argument("archive", help="the archive made by bake")
-    restore.add_argument("--cache", metavar="DIR", help="the cache, as WARP_CACHE_PATH (default: WARP_CACHE_PATH, "
-                         "else Warp's default)")
-    restore.add_argument("--merge", action="store_true", help="add to a cache that already holds entries")
-    restore.add_argument("--expect-key", metavar="KEY", help="refuse an archive whose key differs")
-    restore.add_argument("--python", metavar="EXE", help="the interpreter the runs use (default: this one)")
-    restore.add_argument(
-        "--recheck-environment", action="store_true",
-        help="start Warp to read this machine's environment even if a restore here already read it under the "
-        "same fingerprint (interpreter, Warp files, CPU flags, NVIDIA driver, WARP_/CUDA_ variables)",
+    _add_restore_options(restore)
+    run = actions.add_parser(
+        "run", help="restore, then start the command (in this process when it is this Python): a baked start in one "
+        "step", usage="warp-fix bake run [options] ARCHIVE -- COMMAND",
+    )
+    _add_restore_options(run)
+    run.add_argument(  # parse_arguments splits it off at `--`: argparse's remainder would take the options too
+        "command", nargs="*", metavar="-- COMMAND", help="the command, after -- (run as argv, no shell)"
     )
 
     verify = actions.add_parser(
@@ -223,8 +221,22 @@ def _add_bake_command(sub) -> None:
     pull.add_argument(
         "--out", metavar="PATH", default=".", help="the file, or a directory for it (default: the current directory)"
     )
-    for action in (create, key, restore, verify, push, pull):
+    for action in (create, key, restore, run, verify, push, pull):
         action.add_argument("--json", metavar="FILE", help="also write the result as JSON here (- for standard output)")
+
+
+def _add_restore_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("archive", help="the archive made by bake")
+    parser.add_argument("--cache", metavar="DIR", help="the cache, as WARP_CACHE_PATH (default: WARP_CACHE_PATH, "
+                        "else Warp's default)")
+    parser.add_argument("--merge", action="store_true", help="add to a cache that already holds entries")
+    parser.add_argument("--expect-key", metavar="KEY", help="refuse an archive whose key differs")
+    parser.add_argument("--python", metavar="EXE", help="the interpreter the runs use (default: this one)")
+    parser.add_argument(
+        "--recheck-environment", action="store_true",
+        help="start Warp to read this machine's environment even if a restore here already read it under the "
+        "same fingerprint (interpreter, Warp files, CPU flags, NVIDIA driver, WARP_/CUDA_ variables)",
+    )
 
 
 def _add_arch_option(parser: argparse.ArgumentParser) -> None:
@@ -247,6 +259,20 @@ COMMAND_GROUPS = (  # the commands each adder makes, in the order `warp-fix --he
     (("demo", "check", "completion", "skill"), _add_other_commands),
     (("bake",), _add_bake_command),
 )
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    """`bake run ARCHIVE [options] -- COMMAND` has its command split off at `--` first: argparse's remainder
+    after a positional would take the options after ARCHIVE as the command."""
+    argv = with_default_bake_action(argv)
+    command = None
+    if argv[:2] == ["bake", "run"] and "--" in argv:
+        cut = argv.index("--")
+        argv, command = argv[:cut], argv[cut + 1 :]
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
+    if command is not None:
+        args.command = command
+    return args
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
