@@ -4,7 +4,9 @@
 
 Per app: modules compiled after restore (target 0); restore and run against the warm run (target <= 1.05,
 medians over --runs, interleaved), two ways: `bake run ARCHIVE -- COMMAND` (one step: the app runs in the
-restore's own interpreter) and `bake restore` then the command (two processes, as a CI step and a later step);
+restore's own interpreter) and `bake restore` then the command (two processes, as a CI step and a later step).
+`bake run` is also timed against its own start without the restore (`warp_fix.bake.start.start` on the warm
+cache), which freezes the objects alive at the app's start as `bake run` does: the restore's own share;
 archive bytes / needed entry bytes (target <= 1.1).
 Each wall is the whole `python -m warp_fix ...` process, as CI or an entrypoint runs it. The first restore on a
 machine reads the environment with one Warp start (printed apart, n=1); later ones find it remembered under
@@ -130,6 +132,15 @@ def bake_run_cli(archive: Path, cache: Path, state: Path, command: list[str], cw
     return Run((time.perf_counter() - start) * 1000.0, len(COMPILED.findall(done.stdout + done.stderr)))
 
 
+START_ALONE = "import sys; from warp_fix.bake.start import start; sys.exit(start(sys.argv[1:]))"
+
+
+def start_alone(command: list[str], cwd: Path, cache: Path, device: str) -> Run:
+    """`bake run`'s start without its restore, on the warm cache: what the in-process start alone is worth."""
+    python = [sys.executable if command[0] == "python" else command[0], *command[1:]]
+    return run([sys.executable, "-c", START_ALONE, *python], cwd, cache, device)
+
+
 def warp_names_check(cwd: Path, command: list[str], manifest, root: Path, scratch: Path) -> str:
     """Every AOT binary exists where Warp's own name function says a load would look for it."""
     entries = [
@@ -184,9 +195,10 @@ def bench(name: str, cwd: Path, command: list[str], runs: int, device: str, arch
         first_root = restore(baked.archive, scratch_path / "names", merge=False).root
         names = warp_names_check(cwd, command, baked.manifest, first_root, scratch_path) if archs else "-"
         state = scratch_path / "state"  # nothing remembered: the first restore below starts Warp
-        warm, restored, restores, one_step, compiled = [], [], [], [], []
+        warm, restored, restores, one_step, alone, compiled = [], [], [], [], [], []
         for index in range(runs + 1):
             warm.append(run(command, cwd, warm_cache, device).wall_ms)
+            alone.append(start_alone(command, cwd, warm_cache, device).wall_ms)
             cache = scratch_path / f"fresh-{index}"
             restore_ms = restore_cli(baked.archive, cache, state)
             after = run(command, cwd, cache, device)
@@ -197,10 +209,13 @@ def bench(name: str, cwd: Path, command: list[str], runs: int, device: str, arch
             compiled += [after.compiled, both.compiled]
         lto = lto_check(cwd, command, baked.archive, scratch_path, device) if baked.manifest.lto else ""
     first = restored[0] / warm[0]
-    warm_ms, total_ms, restore_ms, run_ms = (statistics.median(x[1:]) for x in (warm, restored, restores, one_step))
+    warm_ms, total_ms, restore_ms, run_ms, alone_ms = (
+        statistics.median(x[1:]) for x in (warm, restored, restores, one_step, alone)
+    )
     print(
         f"{name:16} modules {len(baked.manifest.modules):2}  compiled after restore {max(compiled)}  "
-        f"bake run/warm {run_ms / warm_ms:.3f} ({run_ms:.0f} vs {warm_ms:.0f} ms)  "
+        f"bake run/warm {run_ms / warm_ms:.3f} ({run_ms:.0f} vs {warm_ms:.0f} ms; against its start without the "
+        f"restore {run_ms / alone_ms:.3f}, that start against a plain one {alone_ms / warm_ms:.3f})  "
         f"(restore, then run)/warm {total_ms / warm_ms:.2f} ({restore_ms:.0f} + {total_ms - restore_ms:.0f} ms; "
         f"the restore alone {restore_ms / warm_ms:.0%} of the warm run)  "
         f"first restore on the machine {first:.2f} ({restores[0]:.0f} + "

@@ -15,13 +15,14 @@ from tests.bake.conftest import repack, tree
 pytestmark = pytest.mark.slow
 
 SHOW = """
-import json, sys
+import gc, json, sys
 print(json.dumps({
     "name": __name__,
     "file": __file__,
     "argv": sys.argv,
     "path0": sys.path[0],
     "here": "warp_fix.bake.start" in sys.modules,
+    "frozen": gc.get_freeze_count(),
 }))
 """
 
@@ -67,6 +68,7 @@ def test_python_runs_here_and_the_app_sees_what_python_gives_it(baked, tmp_path,
     assert done.returncode == 0, done.stderr
     direct, restored = json.loads(alone.stdout), json.loads(done.stdout)
     assert restored.pop("here") is True and direct.pop("here") is False
+    assert restored.pop("frozen") > 0 and direct.pop("frozen") == 0  # warp-fix's objects: out of the app's collections
     if how == "script":  # Python keeps argv[0] as typed; runpy gives the same file's absolute path
         assert restored["argv"][0] == str(app / "show.py") and direct["argv"][0] == "show.py"
         restored["argv"][0] = direct["argv"][0]
