@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -27,9 +28,9 @@ print(json.dumps({
 """
 
 
-def bake_run(archive, cache, command, cwd, state, **env):
+def bake_run(archive, cache, command, cwd, state, warp_fix=(sys.executable, "-m", "warp_fix"), **env):
     return subprocess.run(
-        [sys.executable, "-m", "warp_fix", "bake", "run", str(archive), "--cache", str(cache), "--", *command],
+        [*warp_fix, "bake", "run", str(archive), "--cache", str(cache), "--", *command],
         cwd=cwd, capture_output=True, text=True, env={**_env(state), **env},
     )
 
@@ -73,6 +74,19 @@ def test_python_runs_here_and_the_app_sees_what_python_gives_it(baked, tmp_path,
         assert restored["argv"][0] == str(app / "show.py") and direct["argv"][0] == "show.py"
         restored["argv"][0] = direct["argv"][0]
     assert restored == direct
+
+
+def test_from_the_console_script_the_app_s_path_starts_where_python_starts_it(baked, tmp_path):
+    """The `warp-fix` script's own folder (the venv's bin) is `sys.path[0]` until the app starts."""
+    script = Path(sys.executable).with_name("warp-fix")
+    if not script.exists():
+        pytest.skip("warp-fix is not installed beside this interpreter")
+    (tmp_path / "show.py").write_text(textwrap.dedent(SHOW))
+    command = [sys.executable, "-m", "show"]
+    alone = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True)
+    done = bake_run(baked.archive, tmp_path / "cache", command, tmp_path, tmp_path / "state", warp_fix=[str(script)])
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["path0"] == json.loads(alone.stdout)["path0"] == str(tmp_path)
 
 
 def test_the_exit_code_is_the_app_s(baked, tmp_path):
