@@ -95,6 +95,30 @@ def test_the_exit_code_is_the_app_s(baked, tmp_path):
     assert done.returncode == 3
 
 
+@pytest.mark.parametrize(
+    ("module", "said"),
+    [
+        ("pkg.missing", "No module named pkg.missing"),
+        ("pkg", "No module named pkg.__main__; 'pkg' is a package and cannot be directly executed"),
+    ],
+)
+def test_a_module_python_cannot_run_gets_python_s_own_line(baked, tmp_path, module, said):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    alone = subprocess.run([sys.executable, "-m", module], cwd=tmp_path, capture_output=True, text=True)
+    done = bake_run(baked.archive, tmp_path / "cache", [sys.executable, "-m", module], tmp_path, tmp_path / "state")
+    assert done.returncode == alone.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == alone.stderr.strip() == f"{sys.executable}: {said}"
+
+
+def test_a_folder_with_a_main_is_left_to_the_interpreter(baked, tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__main__.py").write_text(textwrap.dedent(SHOW))
+    done = bake_run(baked.archive, tmp_path / "cache", [sys.executable, "app"], tmp_path, tmp_path / "state")
+    shown = json.loads(done.stdout)
+    assert (shown["here"], shown["path0"]) == (False, str(tmp_path / "app"))  # exec'd: Python's own folder rule
+
+
 def test_another_program_replaces_the_process_and_finds_the_cache(baked, tmp_path):
     command = ["sh", "-c", 'echo "$WARP_CACHE_PATH"; exit 4']
     done = bake_run(baked.archive, tmp_path / "cache", command, tmp_path, tmp_path / "state")

@@ -9,6 +9,7 @@ shell would have started it.
     python -m app --frames 3       -> PythonMain(module="app", args=("--frames", "3"))
     python examples/wave.py        -> PythonMain(script="examples/wave.py")
     python -u -m app, python3.12 -m app (another interpreter), pytest -x   -> None: exec'd
+    python app_folder/, python app.pyz   -> exec'd too (the interpreter runs their __main__)
 """
 
 from __future__ import annotations
@@ -50,12 +51,38 @@ class PythonMain:
         if self.module is not None:
             sys.argv = [self.module, *self.args]  # runpy puts the module's file in argv[0], as `-m` does
             sys.path[:] = _search_path(os.getcwd())
+            problem = _not_runnable(self.module)
+            if problem:  # Python's own line and exit code, not a traceback through warp-fix
+                print(f"{sys.executable}: {problem}", file=sys.stderr)
+                raise SystemExit(1)
             runpy.run_module(self.module, run_name="__main__", alter_sys=True)
         else:
             script = os.path.abspath(str(self.script))  # `__file__` is absolute, as Python makes it
             sys.argv = [script, *self.args]  # the one difference: Python keeps argv[0] as typed
             sys.path[:] = _search_path(os.path.dirname(script))
             runpy.run_path(script, run_name="__main__")
+
+
+def _not_runnable(module: str) -> str | None:
+    """What `python -m` says of a module it cannot run (its parent packages are imported, as `-m` does)."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(module)
+    except ImportError:
+        spec = None
+    if spec is None:
+        return f"No module named {module}"
+    if spec.submodule_search_locations is not None and find_spec(f"{module}.__main__") is None:
+        return f"No module named {module}.__main__; '{module}' is a package and cannot be directly executed"
+    return None
+
+
+def _plain_file(path: str) -> bool:
+    """A script file: a folder or a zip application is left to the interpreter itself (exec)."""
+    import zipfile
+
+    return os.path.isfile(path) and not zipfile.is_zipfile(path)
 
 
 def _search_path(first: str) -> list[str]:
@@ -80,7 +107,7 @@ def startable(command: list[str]) -> None:
     if shutil.which(command[0]) is None:
         raise BakeError(f"command not found: {command[0]}")
     main = PythonMain.of(command)
-    if main is not None and main.script is not None and not os.path.isfile(main.script):
+    if main is not None and main.script is not None and not os.path.exists(main.script):
         raise BakeError(f"cannot open {main.script}: no such file")
     if main is not None and main.module is not None and not _findable(main.module):
         raise BakeError(f"no module named {main.module.split('.')[0]} (from {os.getcwd()})")
@@ -98,7 +125,7 @@ def start(command: list[str]) -> int:
     """Run `command` here when it is this interpreter's Python, else become it. Returns only in the first case:
     0 when the program ends normally (its `sys.exit` and exceptions pass through unchanged)."""
     main = PythonMain.of(command)
-    if main is None:
+    if main is None or (main.script is not None and not _plain_file(main.script)):
         sys.stdout.flush()
         sys.stderr.flush()
         os.execvp(command[0], command)
