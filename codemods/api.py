@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pathlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,7 +24,7 @@ from .merge_modules import MergeModules
 from .module_options import ModuleOptions
 from .preload import Preload
 from .register_overloads import RegisterOverloads
-from .specs import CodemodArgs, places_from_json
+from .specs import GENERATED_MARKER, CodemodArgs, places_from_json
 from .split_by_block_dim import SplitByBlockDim
 from .split_by_options import SplitByOptions
 
@@ -106,8 +106,17 @@ class CodemodResult:
     notes: list[Note] = field(default_factory=list)  # each with `file` set, relative to the root
 
 
-def run_codemod(name: str, root: pathlib.Path, args: Mapping[str, Any] | Sequence[CodemodArgs]) -> CodemodResult:
+def run_codemod(
+    name: str,
+    root: pathlib.Path,
+    args: Mapping[str, Any] | Sequence[CodemodArgs],
+    refuse: Callable[[str], str | None] | None = None,
+) -> CodemodResult:
     """Apply codemod `name` at its places, in files under repo `root` (file paths relative to root).
+
+    A file carrying the generated-code marker (`GENERATED_MARKER`, as libcst's own tool) is refused, and so is
+    any file `refuse` (given a repo-relative path) names a reason for: the caller's scope (warp-fix passes its
+    plan's: installed packages, in-repo virtualenvs, protected paths).
 
     `args` are the places (a planned Fix's), or their JSON: one place, or `{"each": [place, ...]}`. Several
     places make the same edit at each (one factory, one call site each) as one change: the calls run in order,
@@ -132,7 +141,12 @@ def run_codemod(name: str, root: pathlib.Path, args: Mapping[str, Any] | Sequenc
                 raise CodemodRefused(f"{name}: {rel} is outside the repository {root}")
             if not path.is_file():
                 raise CodemodRefused(f"{name}: no such file {rel}")
+            why = refuse(rel) if refuse is not None else None
+            if why is not None:
+                raise CodemodRefused(f"{name}: {rel} is not edited: {why}")
             source = edited.get(path) or original.setdefault(path, path.read_text(encoding="utf-8"))
+            if GENERATED_MARKER in source:
+                raise CodemodRefused(f"{name}: {rel} is a generated file (it carries {GENERATED_MARKER})")
             new, file_notes = _run(cls, source, kwargs, str(path))
             notes += [replace(n, file=rel) for n in file_notes]
             edited[path] = new
@@ -144,9 +158,14 @@ def run_codemod(name: str, root: pathlib.Path, args: Mapping[str, Any] | Sequenc
     return CodemodResult([path for path, _ in results], notes)
 
 
-def apply_codemod(name: str, root: pathlib.Path, args: Mapping[str, Any] | Sequence[CodemodArgs]) -> list[pathlib.Path]:
+def apply_codemod(
+    name: str,
+    root: pathlib.Path,
+    args: Mapping[str, Any] | Sequence[CodemodArgs],
+    refuse: Callable[[str], str | None] | None = None,
+) -> list[pathlib.Path]:
     """`run_codemod(...).changed`: the files changed (empty if nothing to change)."""
-    return run_codemod(name, root, args).changed
+    return run_codemod(name, root, args, refuse).changed
 
 
 __all__ = [

@@ -47,6 +47,11 @@ class Effect(enum.Enum):
         self.label = label
 
 
+# A file that says it is generated (libcst's own marker, `generated_code_marker` in .libcst.codemod.yaml) is never
+# edited: the runner refuses it, and warp-fix's scope calls it generated.
+GENERATED_MARKER = "@generated"
+
+
 @dataclass(frozen=True, kw_only=True)
 class CodemodArgs:
     """One place of a codemod's edit: subclasses' fields are the keys of its JSON, in the order written.

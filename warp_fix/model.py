@@ -8,6 +8,7 @@ them without importing each other. The other stage types live in modules of the 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from enum import Enum
 from typing import Any, Generic, TypeVar
 
 from codemods.specs import CodemodArgs, places_to_json
@@ -50,9 +51,30 @@ class Finding(Generic[FactsT]):
 
 # --- Fixes and the Plan ------------------------------------------------------------------------------------
 
-SAFE = "safe"
-CONSENT = "consent"
-ADVISORY = "advisory"
+class Safety(str, Enum):
+    """How far apply may go with a fix, as ruff's applicability: `safe` by default, `consent` only with
+    `--allow <mechanism>`, `advisory` never. A str, so plan JSON and ledgers keep writing the word."""
+
+    ADVISORY = "advisory"
+    CONSENT = "consent"
+    SAFE = "safe"
+
+    @property
+    def rank(self) -> int:
+        return _SAFETY_ORDER.index(self)
+
+    def at_most(self, ceiling: Safety) -> Safety:
+        """This class, lowered to `ceiling` where it is higher."""
+        return self if self.rank <= ceiling.rank else ceiling
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_SAFETY_ORDER = (Safety.ADVISORY, Safety.CONSENT, Safety.SAFE)
+SAFE = Safety.SAFE
+CONSENT = Safety.CONSENT
+ADVISORY = Safety.ADVISORY
 
 
 @dataclass(frozen=True)
@@ -73,7 +95,7 @@ class Fix:
     slug: str  # mechanism slug (warp_fix.mechanisms.SLUGS)
     title: str  # plain-language commit subject (a joined fix's names its other places)
     description: str
-    safety: str  # SAFE | CONSENT | ADVISORY
+    safety: Safety
     codemod: str | None  # name in codemods.REGISTRY; None for advisory-only fixes
     # where the codemod edits: one place, or one per fix joined from several (one call each, in order)
     places: tuple[CodemodArgs, ...] = ()

@@ -12,19 +12,30 @@ from dataclasses import replace
 from pathlib import Path
 
 from codemods.specs import CodemodArgs
+from warp_fix.config import load_config
 from warp_fix.mechanisms import FIX_ORDER, Inputs, diagnose_all
-from warp_fix.model import FIRED, Fix, NotProposed, Plan
+from warp_fix.model import FIRED, Fix, NotProposed, Plan, Safety
 from warp_fix.report import Report
 from warp_fix.scan import SourceIndex, scan_repository
+from warp_fix.scope import Scope
 
 
 def make_plan(
-    report: Report, root: str | Path, command: list[str] | None = None, index: SourceIndex | None = None
+    report: Report,
+    root: str | Path,
+    command: list[str] | None = None,
+    index: SourceIndex | None = None,
+    protected: tuple[str, ...] | None = None,
 ) -> Plan:
-    """Report (+ a scan of `root`) -> findings -> ordered fixes. Returns the Plan; findings on `plan.findings`."""
+    """Report (+ a scan of `root`) -> findings -> ordered fixes. Returns the Plan; findings on `plan.findings`.
+
+    `protected` paths (default: `[tool.warp-fix] protected` of the repository's pyproject.toml) join the one
+    Scope of this plan, so a fix that would edit them is not proposed, with the reason."""
     index = index if index is not None else scan_repository(Path(root))
-    findings = diagnose_all(report, index)
-    inputs = Inputs(report, index)
+    if protected is None:
+        protected = load_config(Path(root), Path(root)).protected
+    inputs = Inputs(report, index, Scope(report, index, protected))
+    findings = diagnose_all(inputs)
     plan = Plan(command=list(command or report.command))
     plan.findings = findings
     plan.built_nothing = not report.trace.builds
@@ -37,7 +48,7 @@ def make_plan(
         if finding.status != FIRED:
             plan.not_proposed.append(NotProposed(mechanism.SLUG, finding.reason, finding.status))
             continue
-        proposals = list(mechanism.propose(finding, inputs))
+        proposals = [within_scope(item, inputs.scope) for item in mechanism.propose(finding, inputs)]
         declined = [item for item in proposals if isinstance(item, NotProposed)]
         plan.not_proposed += declined
         kept = 0
@@ -53,6 +64,25 @@ def make_plan(
             why = "its edit is an earlier fix's" if proposals else "no fix of the code applies"
             plan.not_proposed.append(NotProposed(mechanism.SLUG, f"fired ({finding.reason}), but {why}"))
     return plan
+
+
+def within_scope(item: Fix | NotProposed, scope: Scope) -> Fix | NotProposed:
+    """A fix lowered to the ceiling the scope sets for what it edits and the modules it changes; not proposed,
+    with the scope's reason, where the scope allows no edit (an installed package, optional or generated code,
+    a protected path)."""
+    if not isinstance(item, Fix):
+        return item
+    functions = [name for place in item.places for name in place.function_names]
+    ceiling = scope.ceiling(item.files, functions, item.targets)
+    if ceiling.safety is None:
+        verdict = ceiling.verdict
+        reason = verdict.reason if verdict is not None else "outside the project's code"
+        return NotProposed(item.slug, f"{item.title}: not proposed, {ceiling.what} is {reason}")
+    lowered = Safety(item.safety).at_most(ceiling.safety)
+    if lowered is not item.safety and ceiling.verdict is not None:
+        item.description += f" Needs consent: {ceiling.what} is {ceiling.verdict.reason}."
+    item.safety = lowered
+    return item
 
 
 def _nothing_built(report: Report) -> list[str]:

@@ -1,7 +1,8 @@
 """One real apply run on a four-stage Warp pipeline, shared by the tests below.
 
 F1 is kept (structure shrinks), F2 breaks the project's tests, F3 changes a kernel's effective
-options (INVALID), F4 changes nothing measurable (INCONCLUSIVE); F5-F7 are declined without a run.
+options (INVALID), F4 changes nothing measurable (INCONCLUSIVE); F5-F6 are declined without a run, F7 (a protected file)
+refused by the codemod runner's scope.
 """
 
 from __future__ import annotations
@@ -153,7 +154,11 @@ def test_consent_advisory_and_protected_are_declined_with_estimates(applied):
     result = applied[2]
     assert entry(result, "F5").outcome == DECLINED and "--allow unused-backward" in entry(result, "F5").reason
     assert entry(result, "F6").reason.startswith("advisory")
-    assert entry(result, "F7").reason == "touches protected pipeline/vendor.py"
+    # a protected path is the plan's scope (a real plan never proposes F7); a plan that does is refused by the
+    # codemod runner, which obeys the same scope, before any file is written or any run is made
+    refused = entry(result, "F7")
+    assert refused.outcome == DROPPED and refused.numbers is None
+    assert "pipeline/vendor.py is not edited: protected by [tool.warp-fix] protected" in refused.reason
     markdown = result.ledger_files[1].read_text()
     assert "untested estimate: ~40 ms of adjoint codegen" in markdown
 

@@ -30,6 +30,14 @@ def test_virtualenvs_builds_and_vcs_folders_are_skipped(scan):
     assert [k.file for k in index.kernels] == ["src/k.py"]
 
 
+def test_environments_are_skipped_by_what_makes_them_one_and_vendored_copies_by_name(scan):
+    # `python -m venv env` and a conda environment under any name; a vendored copy of a library
+    files = {"env/pyvenv.cfg": "home = /usr/bin\n", "env/lib/k.py": KERNEL, "envs/sim/conda-meta/history": "",
+             "envs/sim/lib/k.py": KERNEL, "third_party/lib/k.py": KERNEL, "app/vendor/lib/k.py": KERNEL}
+    index = scan(files | {"app/k.py": KERNEL, "envs/k.py": KERNEL})
+    assert [k.file for k in index.kernels] == ["app/k.py", "envs/k.py"]
+
+
 def test_python_module_names_follow_the_package_structure(scan):
     index = scan(
         {

@@ -45,6 +45,7 @@ from warp_fix.model import NO_OPTIONS, Fix, OptionClaim, Plan
 from warp_fix.output_model import OutputModel, OutputModelError, learn
 from warp_fix.probe import ProbeError
 from warp_fix.report import Report
+from warp_fix.scope import EditPolicy
 from warp_fix.wording import counted, noun
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ class ApplySession:
         self.steps = steps
         self.pending = 0  # fixes left to try, the one in hand included
         self.clock = ProbeClock()
-        self.gate = Gate(request.allow, request.only, request.protected)
+        self.gate = Gate(request.allow, request.only)
         self.command = list(request.command)
         self.kept: list[tuple[Fix, Entry]] = []
         self.accepted_report: Report | None = None  # latest measurement of the accepted state
@@ -316,7 +317,7 @@ class ApplySession:
 
         entry.outcome = DROPPED
         try:
-            edit = run_fix_codemod(fix, self.workspace.candidate)
+            edit = run_fix_codemod(fix, self.workspace.candidate, self.request.protected)
         except CodemodRefused as exc:
             return self._drop(entry, f"codemod refused: {exc}")
         except Exception as exc:  # a codemod bug must not end the run: record it and go on
@@ -325,10 +326,6 @@ class ApplySession:
         entry.notes = [EditNote(note.file, note.kind, note.message, note.function) for note in edit.notes]
         if not entry.files:
             return self._drop(entry, "nothing to change (the code already has this fix?)")
-        hit = self.gate.protected_hit(entry.files)
-        if hit:
-            entry.outcome = DECLINED
-            return self._drop(entry, f"touches protected {hit}")
         if self.request.test:
             self.say(f"  tests: {self.request.test}")
             result = self._run_tests()
@@ -522,7 +519,7 @@ class DryRun:
             )
         elif report.output.profile is not None and not self.request.allow_nondeterministic_output:
             output_model = learn(report.output, self.request.output_tolerance).record()
-        gate = Gate(self.request.allow, self.request.only, self.request.protected)
+        gate = Gate(self.request.allow, self.request.only)
         ledger = Ledger(
             self.request.branch,
             "",
@@ -566,11 +563,12 @@ class DryRun:
         return _precondition_warnings(repo, self.request)
 
 
-def run_fix_codemod(fix: Fix, root: Path) -> CodemodResult:
-    """The one call into codemods: the fix's edit in the checkout at `root`, with the notes it reports."""
+def run_fix_codemod(fix: Fix, root: Path, protected: tuple[str, ...] = ()) -> CodemodResult:
+    """The one call into codemods: the fix's edit in the checkout at `root`, with the notes it reports; the
+    runner refuses what the plan's scope refuses (installed packages, protected paths), whatever the plan says."""
     from codemods import run_codemod
 
-    return run_codemod(fix.codemod or "", root, fix.places)
+    return run_codemod(fix.codemod or "", root, fix.places, EditPolicy(str(root), protected).refusal)
 
 
 def baseline_announcement(command: list[str], samples: int) -> str:

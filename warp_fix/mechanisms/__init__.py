@@ -25,8 +25,6 @@ from warp_fix.mechanisms.unique_on_stable import UniqueOnStable
 from warp_fix.mechanisms.unroll_budget import UnrollBudget
 from warp_fix.mechanisms.unused_backward import UnusedBackward
 from warp_fix.model import Finding
-from warp_fix.report import Report
-from warp_fix.scan.index import SourceIndex
 
 # The order of WARP_FACTS.md's table (the config trap after CS-3): findings and docs follow it.
 MECHANISMS: tuple[Mechanism, ...] = (
@@ -74,9 +72,8 @@ FIX_ORDER: tuple[Mechanism, ...] = tuple(
 )
 
 
-def diagnose_all(report: Report, index: SourceIndex) -> list[Finding]:
-    """One Finding per mechanism, in table order."""
-    inputs = Inputs(report, index)
+def diagnose_all(inputs: Inputs) -> list[Finding]:
+    """One Finding per mechanism, in table order, all asking the same Scope (`inputs.scope`)."""
     return [mechanism.diagnose(inputs) for mechanism in MECHANISMS]
 
 

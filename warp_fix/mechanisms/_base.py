@@ -6,60 +6,58 @@ EXAMPLES (tests/mechanisms/test_examples.py) the way Fixit collects a rule's VAL
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import ClassVar, Generic
 
 from codemods.specs import CodemodArgs
 from warp_fix.model import FactsT, Finding, Proposal
 from warp_fix.report import ModuleBuild, Rebuild, Report
 from warp_fix.scan.index import SourceIndex
+from warp_fix.scope import Owner, Scope
 
 
 @dataclass
 class Inputs:
-    """What every mechanism reads: the runtime report and the static index, joined on repo-relative sites."""
+    """What every mechanism reads: the runtime report, the static index, joined on repo-relative sites, and the
+    one `Scope` that says whose code each file, module and kernel is (mechanisms ask it; none re-derives it)."""
 
     report: Report
     index: SourceIndex
+    scope: Scope = field(default=None)  # type: ignore[assignment]  # built from report and index when not given
+
+    def __post_init__(self) -> None:
+        if self.scope is None:
+            self.scope = Scope(self.report, self.index)
 
     @property
     def on_cpu_only(self) -> bool:
         return all(b.device.startswith("cpu") for b in self.report.trace.builds)
 
     def repo_file(self, file: str) -> str | None:
-        """A report path (relative to the measured cwd, or absolute) as a repo-relative path, if inside. Code
-        compiled from a string (`<string>`: the kernels `wp.map` and array arithmetic generate) is in no file."""
-        if file.startswith("<"):
-            return None
-        path = Path(file) if os.path.isabs(file) else Path(self.report.cwd) / file
-        root = os.path.realpath(self.index.root)
-        real = os.path.realpath(path)
-        if real == root or not real.startswith(root + os.sep):
-            return None
-        return Path(os.path.relpath(real, root)).as_posix()
+        """A report path (relative to the measured cwd, or absolute) as a repo-relative path when it is the
+        project's own code (the scope's verdict): not an installed package, even inside the repository's
+        virtualenv, and not code compiled from a string (`<string>`: the kernels `wp.map` generates)."""
+        return self.scope.project_file(file)
 
     def rebuilds_because(self, kind: str) -> list[Rebuild]:
         return [r for r in self.report.rebuilds if any(reason.kind == kind for reason in r.reasons)]
 
     def user_builds(self) -> list[ModuleBuild]:
-        return [b for b in self.report.trace.builds if not _warps_own(b) and b.status != "error"]
+        return [b for b in self.report.trace.builds if not self._warps_own(b) and b.status != "error"]
 
     def warp_builds(self) -> list[ModuleBuild]:
         """Warp's own modules (warp.optim.adam, warp.sparse): never a fix's target, but worth naming."""
-        return [b for b in self.report.trace.builds if _warps_own(b) and b.status != "error"]
+        return [b for b in self.report.trace.builds if self._warps_own(b) and b.status != "error"]
 
     @cached_property
     def final_builds(self) -> dict[str, ModuleBuild]:
         """The last build of each user module: the options it ended up with (read by diagnose and propose)."""
         return {build.module: build for build in self.user_builds()}
 
-
-def _warps_own(build: ModuleBuild) -> bool:
-    return build.module.startswith("warp.")
+    def _warps_own(self, build: ModuleBuild) -> bool:
+        return self.scope.module_named(build.module).owner is Owner.WARP
 
 
 @dataclass(frozen=True)

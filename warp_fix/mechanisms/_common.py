@@ -188,9 +188,10 @@ def _absolute(index: SourceIndex, file: str, module: str) -> str:
     return ".".join([*base, module[level:]] if module[level:] else base)
 
 
-def in_repo(index: SourceIndex, file: str) -> bool:
-    """A file of the repository itself (process-wide settings and library files are never edited)."""
-    return any(f.file == file and f.in_repo for f in index.files)
+def in_repo(inputs: Inputs, file: str) -> bool:
+    """A repo-relative file of the project's own code, as the scope says (installed and generated files, and
+    files outside the scan, are never edited)."""
+    return any(f.file == file and f.in_repo for f in inputs.index.files) and inputs.scope.editable(file).is_project
 
 
 def module_scope_options(index: SourceIndex, python_module: str) -> dict:

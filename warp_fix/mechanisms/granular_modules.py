@@ -22,6 +22,7 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import KernelSource, ModuleBuild
 from warp_fix.scan.index import KernelDef
+from warp_fix.scope import optional_reason
 from warp_fix.wording import counted, noun
 
 MIN_MODULES = 2
@@ -298,7 +299,7 @@ def _why_apart(inputs: Inputs, build: ModuleBuild, kernels: list[KernelDef], dif
     """Why a small module of the repository keeps its own module ("" when it can join its lifecycle's merge):
     plugin code, its own options (constant or computed: a mode-dependent fast_math equals the others' in one run
     only), a tape's module, or a closed set of alternatives only partly in it."""
-    optional = [k for k in kernels if k.chosen_by]
+    optional = [k for k in kernels if optional_reason(k)]
     if optional:
         names = ", ".join(f"{k.name} (chosen by {', '.join(k.chosen_by)})" for k in optional)
         return f"plugin code, optional {noun(len(optional), 'kernel')} {names}: left as it is"

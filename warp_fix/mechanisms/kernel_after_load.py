@@ -12,6 +12,7 @@ from warp_fix.mechanisms._common import builds_of, expected_effect, fired, ms, r
 from warp_fix.model import ADVISORY, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import Rebuild, Site
 from warp_fix.scan.index import KernelDef
+from warp_fix.scope import optional_reason
 from warp_fix.wording import counted, noun
 
 
@@ -32,6 +33,7 @@ class LateKernel:
     captures: list[str] = field(default_factory=list)
     module_kind: str = ""
     alternatives: list[str] = field(default_factory=list)  # kernels the same factory makes in its place
+    optional: str | None = None  # why the scope calls it optional code (a plugin, a kind's branch): never edited
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ class KernelAfterLoad(Mechanism[LateKernels]):
                 yield NotProposed(finding.slug, f"late kernel {item.key}: the run recorded no definition site for it")
             elif not item.file or not item.defined_in_repo:
                 yield NotProposed(finding.slug, f"late kernel at {where} is not in the repository's source")
+            elif item.optional:
+                yield NotProposed(finding.slug, f"kernel at {where} is left alone: {item.optional}")
             elif item.chosen_by and (stays := _why_optional_stays(item)):
                 yield NotProposed(
                     finding.slug,
@@ -190,7 +194,7 @@ class KernelAfterLoad(Mechanism[LateKernels]):
             ),
             FIRED,
             fixes=(),
-            declined="is optional",
+            declined="optional code",
         ),
         Example(
             "an optional kernel that captures nothing joins a module its file's kernels built first: hoisted",
@@ -258,7 +262,7 @@ class KernelAfterLoad(Mechanism[LateKernels]):
             ),
             FIRED,
             fixes=(),
-            declined="makes sepia in its place",
+            declined="toon is made only in a branch on kind: optional code",
         ),
         Example(
             "an optional kernel whose module was first built from another file stays: its file is a plugin's own",
@@ -282,7 +286,7 @@ class KernelAfterLoad(Mechanism[LateKernels]):
             ),
             FIRED,
             fixes=(),
-            declined="no build of shared with kernels of glow.py",
+            declined="glow is made only in a branch on enabled: optional code",
         ),
         Example(
             "a factory-made kernel renamed per dtype, its rebuild reason without a site: found by its code object",
@@ -399,6 +403,7 @@ def _late_kernel(rebuild: Rebuild, key: str, site: Site | None, kernel: KernelDe
         captures=list(kernel.captures),
         module_kind=kernel.module_kind,
         alternatives=alternatives,
+        optional=inputs.scope.static_kernel(kernel).reason if optional_reason(kernel) else None,
     )
 
 

@@ -253,7 +253,7 @@ def _splits(finding: Finding[LtoModules], item: LtoModule, inputs: Inputs) -> It
     sources = {k.key: k for k in build.kernel_sources}
     for key, used in item.kernels.items():
         source = sources.get(key)
-        if source is None or not in_repo(inputs.index, source.file):
+        if source is None or not in_repo(inputs, source.file):
             yield NotProposed(finding.slug, f"{module}: kernel {key} links MathDx code but is not a kernel of the "
                               "repository the tracer could attribute")
             continue
@@ -289,7 +289,7 @@ def _options_target(module: str, inputs: Inputs) -> OptionsTarget | NoTarget:
     source = module_source(build, inputs) if build is not None else None
     if source is None:
         file = inputs.index.file_of_module(module)
-        if file is not None and in_repo(inputs.index, file):
+        if file is not None and in_repo(inputs, file):
             return OptionsTarget(file)
         return NoTarget("is not a file of the repository")
     if source.kind == LIBRARY:

@@ -22,6 +22,7 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import KernelDef as TracedKernel
 from warp_fix.scan.index import KernelDef, Value
+from warp_fix.scope import optional_reason
 from warp_fix.wording import counted, named, noun
 
 
@@ -207,7 +208,7 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
                 generic.append(entry)
                 evidence.append(static(f"{kernel.name} is generic: its own module builds only the instances "
                                        "launched", kernel.file, kernel.line))
-            elif kernel.chosen_by:
+            elif optional_reason(kernel):
                 optional.append(entry)
                 evidence.append(
                     static(f"{kernel.name} is made only in a branch on {', '.join(kernel.chosen_by)}: optional",

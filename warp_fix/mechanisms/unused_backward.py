@@ -640,7 +640,7 @@ def _per_module_fix(
     expected = f"less generated source and native compile time in {module} (untested estimate)"
     if provenance.kind == "factory-parameter":
         call = provenance.call_site
-        if call is None or not in_repo(inputs.index, call.file):
+        if call is None or not in_repo(inputs, call.file):
             return NotProposed(finding.slug, f"{why}: the factory call that passes it is not in the repository")
         return Fix(
             id="", slug=finding.slug, title=f"Pass {provenance.parameter}=False to {provenance.callee}() at {call}",
@@ -718,17 +718,10 @@ def _generates_adjoint(build: ModuleBuild) -> bool:
 
 
 def _optional_kernels(build: ModuleBuild, inputs: Inputs) -> list[str]:
-    """The build's kernels that a dispatch on a factory's argument or a registry makes only on some runs
-    (`make_shader(kind)`, `EFFECTS[name]()`): plugin code, whose options stay as its author set them. A mode
-    branch on the object's own configuration (`if self.sync_mode:`, warp-jsb's harvester) is the module's own
-    code, not a plugin."""
-    names = []
-    for source in build.kernel_sources:
-        file = inputs.repo_file(source.file)
-        kernel = inputs.index.kernel_at(file, source.line) if file else None
-        if kernel is not None and any(condition != "self" for condition in kernel.chosen_by):
-            names.append(f"{kernel.name} (chosen by {', '.join(kernel.chosen_by)})")
-    return names
+    """The build's kernels the scope calls optional (a plugin, a registry entry, a branch on a kind the run is
+    given): their options stay as their author set them."""
+    optional = inputs.scope.optional_kernels(build)
+    return [f"{kernel.name} (chosen by {', '.join(kernel.chosen_by)})" for kernel, _ in optional]
 
 
 def _costs(optional: dict[str, list[str]], final: dict[str, ModuleBuild]) -> str:
@@ -767,6 +760,6 @@ def _files_of(build: ModuleBuild, inputs: Inputs) -> list[str]:
 def _source_from_index(build: ModuleBuild, inputs: Inputs) -> ModuleSource:
     """For reports without kernel sources: the file whose Python module has the build's name."""
     file = inputs.index.file_of_module(build.module)
-    if file is not None and in_repo(inputs.index, file):
+    if file is not None and in_repo(inputs, file):
         return ModuleSource("file", [file])
     return ModuleSource(LIBRARY)

@@ -6,38 +6,18 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-SKIPPED_DIRECTORIES = frozenset(
-    [
-        ".git",
-        ".hg",
-        ".svn",
-        ".venv",
-        "venv",
-        "site-packages",
-        "build",
-        "node_modules",
-        "__pycache__",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".eggs",
-    ]
-)
+from warp_fix.ownership import folder_verdict
 
 
 def discover_python_files(root: Path) -> Iterator[Path]:
-    """Yield `.py` files under root in a stable order, skipping VCS, virtualenv and build folders."""
+    """Yield `.py` files under root in a stable order, skipping the folders that hold no project code (the one
+    rule of `warp_fix.ownership`: virtualenvs and conda environments whatever their name, site-packages, vendored
+    copies, build output, VCS and tool data)."""
     for directory, subdirs, filenames in os.walk(root):
-        subdirs[:] = sorted(d for d in subdirs if not _is_skipped_directory(d))
+        subdirs[:] = sorted(d for d in subdirs if folder_verdict(Path(directory) / d, root) is None)
         for name in sorted(filenames):
             if name.endswith(".py"):
                 yield Path(directory) / name
-
-
-def _is_skipped_directory(name: str) -> bool:
-    return name in SKIPPED_DIRECTORIES or name.endswith(".egg-info")
 
 
 def mentions_warp(text: str) -> bool:

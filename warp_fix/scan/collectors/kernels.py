@@ -75,7 +75,9 @@ class KernelCollector(Collector):
                         registries.setdefault(value.id, f"{name}[...]")
         for kernel in self.found.kernels:
             owner = kernel.enclosing_functions[0] if kernel.enclosing_functions else kernel.name
-            registry = registries.get(owner)
+            # a plugin class listed by name (`TRANSFORMS = {"blur": Blur}`) owns the kernels its methods make
+            owner_class = (kernel.function or "").split(".")[0]
+            registry = registries.get(owner) or (registries.get(owner_class) if kernel.enclosing_functions else None)
             if registry and registry not in kernel.chosen_by:
                 kernel.chosen_by.append(registry)
         self._mark_alternatives()
@@ -240,8 +242,9 @@ class KernelCollector(Collector):
                 tests.append(parent.subject)
             for test in tests:
                 read |= {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+                read |= _kinds_of_self(test, parent)
             child = parent
-        return sorted(read & parameters)
+        return sorted(name for name in read if name.split(".")[0] in parameters)
 
     def _module_argument(self, kernel: _Function, expression: ast.expr | None):
         """(kind, value, parameter default) of a kernel's `module=` argument."""
@@ -381,6 +384,28 @@ def _returned_name(value: ast.expr | None, local: set[str], imported: dict[str, 
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in imported:
         return f"{imported[value.value.id]}.{value.attr}"
     return None
+
+
+def _kinds_of_self(test: ast.expr, branch: ast.AST) -> set[str]:
+    """`self.kind` for a branch that compares an attribute of `self` with a string (`if self.kind == "blur":`,
+    `match self.kind: case "blur":`): a dispatch on a kind the object was given, not a mode flag of its own."""
+    attributes = {
+        node.attr for node in ast.walk(test)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    }
+    if not attributes:
+        return set()
+    if isinstance(branch, ast.Match):
+        patterns = [node for case in branch.cases for node in ast.walk(case.pattern)]
+        strings = any(isinstance(p, ast.MatchValue) and _is_string(p.value) for p in patterns)
+    else:
+        strings = any(isinstance(node, ast.Compare) and any(_is_string(c) for c in [node.left, *node.comparators])
+                      for node in ast.walk(test))
+    return {f"self.{attribute}" for attribute in sorted(attributes)} if strings else set()
+
+
+def _is_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def _fixed_test(test: ast.expr) -> bool:
