@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from codemods.specs import CpuMaxWorkersArgs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._attribution import Location
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, ruled_out, runtime
-from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, Proposal
+from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.wording import counted
 
 
@@ -21,6 +21,8 @@ class ConcurrentLoads:
 
     sites: list[Location]
     static: list[Location]
+    # calls made by code no fix edits (an installed package, Warp's own): each with the scope's reason
+    outside: list[str] = field(default_factory=list)
 
 
 class ConcurrentCpuLoad(Mechanism[ConcurrentLoads]):
@@ -42,6 +44,10 @@ class ConcurrentCpuLoad(Mechanism[ConcurrentLoads]):
         if not risky:
             return ruled_out(self.SLUG, self.TITLE, "no load call used several workers on a device that can be the CPU")
         sites = sorted({(inputs.repo_file(c.site.file), c.site.line) for c in risky if c.site})
+        outside = sorted({
+            f"{c.function}() at {Location.of(c.site, inputs)} is {inputs.scope.file(c.site.file).reason}"
+            for c in risky if c.site and inputs.repo_file(c.site.file) is None
+        })
         return fired(
             self.SLUG,
             self.TITLE,
@@ -53,10 +59,13 @@ class ConcurrentCpuLoad(Mechanism[ConcurrentLoads]):
             facts=ConcurrentLoads(
                 sites=[Location(f, line) for f, line in sites if f],
                 static=[Location(p.file, p.line) for p in static_risky],
+                outside=outside,
             ),
         )
 
     def propose(self, finding: Finding[ConcurrentLoads], inputs: Inputs) -> Iterator[Proposal]:
+        for call in finding.facts.outside:
+            yield NotProposed(finding.slug, f"{call}: not edited")
         by_file: dict[str, list[int]] = {}
         for site in finding.facts.sites:
             by_file.setdefault(site.file, []).append(site.line)
