@@ -23,12 +23,13 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 from codemods.specs import GENERATED_MARKER
 from warp_fix.model import Safety
-from warp_fix.ownership import Owner, Verdict, place_of
+from warp_fix.ownership import PACKAGE_FOLDERS, Owner, Verdict, place_of
 from warp_fix.report import KernelSource, ModuleBuild, Report
-from warp_fix.scan.index import KernelDef, SourceIndex
+from warp_fix.scan.index import KernelDef, Located, SourceIndex
 
 # The highest class of a fix that edits code of this owner (None: no edit at all).
 EDIT_CEILING: dict[Owner, Safety | None] = {
@@ -116,6 +117,59 @@ class Scope:
     def editable(self, file: str, functions: Iterable[str] = ()) -> Verdict:
         """The verdict for editing a repo-relative file: the place, then protected paths and the generated marker."""
         return self.policy.verdict(file, functions)
+
+    def editable_file(self, file: str) -> bool:
+        """A repo-relative file of the project's own code that the scan read and a fix may edit."""
+        scanned = any(f.file == file and f.in_repo for f in self.index.files)
+        return scanned and EDIT_CEILING[self.editable(file).owner] is not None
+
+    def in_project(self, item: Located) -> bool:
+        """An item of the index (a tape, a launch, an options call, a kernel) read from the project's own code,
+        not from a library root the scan read for context: what the project itself does."""
+        return item.in_repo and place_of(item.file, self.index.root).is_project
+
+    @cached_property
+    def entry(self) -> str | None:
+        """The project file the measured command runs first, where a process-wide setting goes: the one the run
+        executed as __main__ when it is the project's (a src/ layout's or an installed package's `python -m pkg`
+        included), else from the command: `python -m pkg` -> pkg/__main__.py, `python x.py` -> x.py, `app-run`
+        -> the file of the console script's function."""
+        command = self.report.command
+        cwd = Path(self.report.cwd)
+        candidates = [Path(self.report.trace.main_file)] if self.report.trace.main_file else []
+        if "-m" in command[:-1]:
+            base = cwd / Path(*command[command.index("-m") + 1].split("."))
+            candidates += [base / "__main__.py", base.with_suffix(".py")]
+        candidates += [cwd / arg for arg in command[1:] if arg.endswith(".py")]
+        for path in candidates:
+            verdict = self.file(str(path))
+            if verdict.is_project and verdict.path is not None and os.path.isfile(path):
+                return verdict.path
+        name = Path(command[0]).name if command else ""
+        points = self.index.entry_points
+        scripts = [e.file for e in points if e.kind == "console_script" and e.file and e.name == name]
+        found = scripts + [e.file for e in points if e.in_repo and e.file]
+        return found[0] if found else None
+
+    def defined_in(self, build: ModuleBuild) -> str | None:
+        """The dotted Python module of the build's first kernel: the project's, or from its path in an installed
+        package (under site-packages, Warp's `warp/_src`, or a `pip install --target` folder: from the build's
+        top-level package)."""
+        if not build.kernel_sources:
+            return None
+        file = build.kernel_sources[0].file
+        if file.startswith("<"):  # exec'd source: wp.map's kernels (array arithmetic), or the project's own exec
+            return "wp.map" if build.module.startswith("map_") else "code compiled from a string"
+        relative = self.project_file(file)
+        if relative is None:
+            parts = Path(file).parts
+            marks = [i + 1 for i, part in enumerate(parts) if part in PACKAGE_FOLDERS]
+            marks = marks or [i for i, part in enumerate(parts[:-1]) if part == "warp" and parts[i + 1] == "_src"]
+            marks = marks or [i for i, part in enumerate(parts[:-1]) if part == build.module.split(".")[0]]
+            if not marks:
+                return None
+            relative = "/".join(parts[marks[-1]:])
+        return relative.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
 
     # -- kernels and modules --------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import dataclasses
 import sys
 
 from tests.scan.conftest import write_repo
+from warp_fix.mechanisms import Inputs
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._common import entry_file
 from warp_fix.probe import measure
@@ -31,7 +32,7 @@ def test_python_m_of_a_src_layout_package_is_its_main_module(tmp_path, monkeypat
     monkeypatch.setenv("PYTHONPATH", str(root / "src"))  # as an editable install would make it importable
     report = measure([sys.executable, "-m", "app"], root, samples=1)
     assert report.trace.main_file == str(root / "src" / "app" / "__main__.py")
-    assert entry_file(report, scan_repository(root)) == "src/app/__main__.py"
+    assert entry_file(Inputs(report, scan_repository(root))) == "src/app/__main__.py"
 
 
 def test_a_console_script_is_the_file_of_its_function(tmp_path):
@@ -40,7 +41,7 @@ def test_a_console_script_is_the_file_of_its_function(tmp_path):
     root = write_repo(tmp_path / "repo", files)
     report = case.run(command=["/venv/bin/app-run", "--steps", "2"]).report
     report = dataclasses.replace(report, cwd=str(root))
-    assert entry_file(report, scan_repository(root)) == "src/app/cli.py"
+    assert entry_file(Inputs(report, scan_repository(root))) == "src/app/cli.py"
 
 
 SCRIPT = {
@@ -60,6 +61,6 @@ def test_a_script_is_its_own_main_file_and_a_tiled_launch_keeps_the_block_dim_it
     root = write_repo(tmp_path / "repo", SCRIPT)
     report = measure([sys.executable, "fft_app.py"], root, samples=1)
     assert report.trace.main_file == str(root / "fft_app.py")
-    assert entry_file(report, scan_repository(root)) == "fft_app.py"
+    assert entry_file(Inputs(report, scan_repository(root))) == "fft_app.py"
     [launch] = report.trace.launches
     assert (launch.module, launch.block_dim, launch.tiled) == ("__main__", 64, True)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from pathlib import Path
 
 from warp_fix.mechanisms._base import Inputs
 from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, Evidence, Finding
-from warp_fix.report import ModuleBuild, OptionSource, Report, Site
+from warp_fix.report import OptionSource, Site
 from warp_fix.scan.index import SourceIndex
 from warp_fix.wording import counted
 
@@ -76,35 +74,13 @@ def module_names(modules: list[str], inputs: Inputs, most: int = 3) -> str:
         return ", ".join(modules)
     origins: dict[str, int] = {}
     for module in modules:
-        origin = _defined_in(inputs.final_builds[module], inputs) if module in inputs.final_builds else None
+        origin = inputs.scope.defined_in(inputs.final_builds[module]) if module in inputs.final_builds else None
         origins[origin or "elsewhere"] = origins.get(origin or "elsewhere", 0) + 1
     ranked = sorted(origins.items(), key=lambda item: -item[1])
     # counts say something only where a Python module defines several of them
     parts = [f"{name} ({count})" if len(origins) < len(modules) else name for name, count in ranked]
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return f"{counted(len(modules), 'module')}, from {listed}"
-
-
-def _defined_in(build: ModuleBuild, inputs: Inputs) -> str | None:
-    """The dotted Python module of the build's first kernel: from its path under site-packages, or the project."""
-    if not build.kernel_sources:
-        return None
-    file = build.kernel_sources[0].file
-    if file.startswith("<"):  # exec'd source: wp.map's kernels (array arithmetic), or the project's own exec
-        return "wp.map" if build.module.startswith("map_") else "code compiled from a string"
-    relative = inputs.repo_file(file)
-    if relative is None:
-        parts = Path(file).parts
-        marks = [i + 1 for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
-        # Warp itself run from a folder on PYTHONPATH (no site-packages in its path): from its `warp/_src`
-        marks = marks or [i for i, part in enumerate(parts[:-1]) if part == "warp" and parts[i + 1] == "_src"]
-        # another package there (`pip install --target`, a container's folder): from its top-level package,
-        # which a file module's name starts with (newton._src.solvers.solver in /tmp/site/newton/...)
-        marks = marks or [i for i, part in enumerate(parts[:-1]) if part == build.module.split(".")[0]]
-        if not marks:
-            return None
-        relative = "/".join(parts[marks[-1]:])
-    return relative.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
 
 
 # --- placing fixes ---------------------------------------------------------------------------------------------
@@ -124,27 +100,9 @@ def expected_effect(finding: Finding, builds: int | None = None, cost_ms: float 
     return "; ".join(parts) or "no measured cost attached (untested estimate: small)"
 
 
-def entry_file(report: Report, index: SourceIndex) -> str | None:
-    """The file the measured command runs first: the one the run executed as __main__ when it is the repository's
-    (a src/ layout's or an installed package's `python -m pkg` included), else from the command: `python -m pkg` ->
-    pkg/__main__.py, `python x.py` -> x.py, `app-run` -> the file of the console script's function."""
-    command = report.command
-    cwd = Path(report.cwd)
-    candidates = [Path(report.trace.main_file)] if report.trace.main_file else []
-    if "-m" in command[:-1]:
-        module = command[command.index("-m") + 1]
-        base = cwd / Path(*module.split("."))
-        candidates += [base / "__main__.py", base.with_suffix(".py")]
-    candidates += [cwd / arg for arg in command[1:] if arg.endswith(".py")]
-    root = os.path.realpath(index.root)
-    for path in candidates:
-        real = os.path.realpath(path)
-        if os.path.isfile(real) and real.startswith(root + os.sep):
-            return Path(os.path.relpath(real, root)).as_posix()
-    name = Path(command[0]).name if command else ""
-    scripts = [e.file for e in index.entry_points if e.kind == "console_script" and e.file and e.name == name]
-    points = scripts + [e.file for e in index.entry_points if e.in_repo and e.file]
-    return points[0] if points else None
+def entry_file(inputs: Inputs) -> str | None:
+    """The file the measured command runs first (the scope's `entry`)."""
+    return inputs.scope.entry
 
 
 def first_project_import(index: SourceIndex, file: str, modules: Iterable[str]) -> str | None:
@@ -189,15 +147,14 @@ def _absolute(index: SourceIndex, file: str, module: str) -> str:
 
 
 def in_repo(inputs: Inputs, file: str) -> bool:
-    """A repo-relative file of the project's own code, as the scope says (installed and generated files, and
-    files outside the scan, are never edited)."""
-    return any(f.file == file and f.in_repo for f in inputs.index.files) and inputs.scope.editable(file).is_project
+    """A repo-relative file of the project's own code that a fix may edit, as the scope says."""
+    return inputs.scope.editable_file(file)
 
 
-def module_scope_options(index: SourceIndex, python_module: str) -> dict:
+def module_scope_options(inputs: Inputs, python_module: str) -> dict:
     """The constant options a file sets for its own module at module scope (carried when kernels move)."""
     options: dict = {}
-    for call in index.option_calls_for(python_module):
-        if call.at_module_scope and call.is_constant and call.in_repo:
+    for call in inputs.index.option_calls_for(python_module):
+        if call.at_module_scope and call.is_constant and inputs.scope.in_project(call):
             options.update(call.values)
     return options

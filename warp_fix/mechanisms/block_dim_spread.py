@@ -69,7 +69,7 @@ class BlockDimSpread(Mechanism[BlockDims]):
             if launch.module not in spread:
                 continue
             kernel = inputs.index.kernel_named(launch.function)
-            if kernel is None or not kernel.in_repo:
+            if kernel is None or not inputs.scope.in_project(kernel):
                 continue
             sites = [s for s in inputs.index.launches_of(kernel.name) if s.block_dim is not None]
             if any(not s.block_dim.is_constant for s in sites):
@@ -126,7 +126,7 @@ class BlockDimSpread(Mechanism[BlockDims]):
                 )
                 continue
             named = {kernel: f"{python_module}_{group}" for kernel, group in groups.items()}
-            options = module_scope_options(index, python_module)
+            options = module_scope_options(inputs, python_module)
             yield Fix(
                 id="",
                 slug=finding.slug,

@@ -82,7 +82,7 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
         unattributed = {op.kind for op in report.trace.cache_ops if op.site is None}
         functions_ran = _functions_that_ran(inputs)
         for operation in inputs.index.cache_operations:
-            if not operation.in_repo:
+            if not inputs.scope.in_project(operation):
                 continue
             # a setting the tracer saw without its line (an environment variable) ran if its function ran
             ran = (operation.file, operation.line) in executed or (

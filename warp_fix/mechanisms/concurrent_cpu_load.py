@@ -37,7 +37,7 @@ class ConcurrentCpuLoad(Mechanism[ConcurrentLoads]):
         static_risky = [
             p
             for p in inputs.index.preloads
-            if p.in_repo
+            if inputs.scope.in_project(p)
             and p.max_workers is not None
             and (not p.max_workers.is_constant or _parallel(p.max_workers.value))
         ]

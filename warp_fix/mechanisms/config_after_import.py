@@ -19,6 +19,7 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import CONSENT, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
 from warp_fix.probe.inject._warp_fix_tracer import CREATION_TIME_OPTIONS  # the tracer's own list
 from warp_fix.scan.index import EntryPoint, ImportSite
+from warp_fix.scope import Owner
 from warp_fix.wording import noun
 
 
@@ -87,8 +88,8 @@ class ConfigAfterImport(Mechanism[LateConfig]):
         )
 
     def propose(self, finding: Finding[LateConfig], inputs: Inputs) -> Iterator[Proposal]:
-        report, index = inputs.report, inputs.index
-        entry = entry_file(report, index)
+        index = inputs.index
+        entry = entry_file(inputs)
         for item in finding.facts.ignored:
             if entry is None:
                 yield NotProposed(
@@ -207,7 +208,7 @@ def _project_modules(inputs: Inputs) -> Callable[[str], bool]:
         files.setdefault(build.module, set()).update(build.source_files)
 
     def of_project(module: str) -> bool:
-        if module.startswith("warp."):
+        if inputs.scope.module_named(module).owner is Owner.WARP:
             return False
         known = files.get(module)
         return not known or any(inputs.repo_file(file) for file in known)

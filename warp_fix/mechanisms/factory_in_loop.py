@@ -132,7 +132,7 @@ class FactoryInLoop(Mechanism[LoopSets]):
                 continue
             builds = [b for b in inputs.user_builds() if b.module in modules]
             kernel = inputs.index.kernel_at(*_def_site(inputs, made[0]))
-            if kernel is None or not kernel.in_repo or not kernel.enclosing_functions:
+            if kernel is None or not inputs.scope.in_project(kernel) or not kernel.enclosing_functions:
                 found.append(_outside(loop, made, modules, builds, _shared_module(inputs, loop)))
                 evidence.append(runtime(f"{loop.callee}() at {loop.file}:{loop.line} made {len(modules)} kernels, a "
                                         "module each, in code the repository does not define", made[-1].site, inputs))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -178,7 +177,7 @@ class GranularModules(Mechanism[SmallModules]):
         facts = finding.facts
         kernels = facts.kernels
         packages = [index.python_module_of(file) or "" for file, _ in kernels]
-        common = os.path.commonprefix([p.split(".") for p in packages]) or ["app"]
+        common = _common_prefix([p.split(".") for p in packages]) or ["app"]
         module = ".".join(common) + ".kernels"
         if index.file_of_module(module):  # a Python module of that name would share (and change) the module
             module += "_merged"
@@ -268,7 +267,7 @@ def _repo_kernels(inputs: Inputs, build: ModuleBuild) -> list[KernelDef] | None:
     for source in build.kernel_sources:
         file = inputs.repo_file(source.file)
         kernel = inputs.index.kernel_at(file, source.line) if file else None
-        if kernel is None or not kernel.in_repo or kernel.module_kind not in ("default", "literal"):
+        if kernel is None or not inputs.scope.in_project(kernel) or kernel.module_kind not in ("default", "literal"):
             return None
         kernels.append(kernel)
     return kernels
@@ -306,7 +305,7 @@ def _why_apart(inputs: Inputs, build: ModuleBuild, kernels: list[KernelDef], dif
     if build.module in differentiated:
         return "differentiated (a tape recorded it or its adjoint ran): left as it is"
     targets = {build.module} | {k.python_module for k in kernels if k.module_kind == "default"}
-    calls = [c for c in inputs.index.option_calls if c.in_repo and c.target_module in targets]
+    calls = [c for c in inputs.index.option_calls if inputs.scope.in_project(c) and c.target_module in targets]
     if calls:
         call = calls[0]
         keys = sorted({*call.values, *call.non_constant_keys})
@@ -322,3 +321,14 @@ def _why_apart(inputs: Inputs, build: ModuleBuild, kernels: list[KernelDef], dif
             return (f"the alternatives {alternatives.picked_by}() picks from are not all in it "
                     f"({', '.join(sorted(every - set(alternatives.kernels)))} elsewhere)")
     return ""
+
+
+def _common_prefix(names: list[list[str]]) -> list[str]:
+    """The leading parts every dotted name shares (`[["app", "a"], ["app", "b"]]` -> `["app"]`)."""
+    prefix = names[0] if names else []
+    for parts in names[1:]:
+        length = 0
+        while length < min(len(prefix), len(parts)) and prefix[length] == parts[length]:
+            length += 1
+        prefix = prefix[:length]
+    return prefix

@@ -344,7 +344,7 @@ def _generic(key: str, module: str, rebuilds: list[Rebuild], inputs: Inputs) -> 
         else:
             overloads.append(types)
     removable, forced_by = _removable(rebuilds)
-    if kernel is None or not kernel.in_repo:
+    if kernel is None or not inputs.scope.in_project(kernel):
         return GenericKernel(key=key, name=key, removable=removable, forced_by=forced_by)
     renamed = {
         instance: name

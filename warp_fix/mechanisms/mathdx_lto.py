@@ -264,7 +264,7 @@ def _splits(finding: Finding[LtoModules], item: LtoModule, inputs: Inputs) -> It
                               "not moved to a module of its own")
             continue
         python_module = inputs.index.python_module_of(source.file) or module
-        options = {**module_scope_options(inputs.index, python_module), **dict.fromkeys(used.options, False)}
+        options = {**module_scope_options(inputs, python_module), **dict.fromkeys(used.options, False)}
         target = f"{python_module}_without_mathdx"
         off = ", ".join(f"{o}=False" for o in used.options)
         yield Fix(

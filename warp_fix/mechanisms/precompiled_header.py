@@ -61,7 +61,8 @@ class PrecompiledHeader(Mechanism[HeadersOff]):
                 if c.kind == "config" and "use_precompiled_headers" in c.values and c.site is not None
             }
         )
-        static = [a for a in inputs.index.config_assignments_for("use_precompiled_headers") if a.in_repo]
+        assignments = inputs.index.config_assignments_for("use_precompiled_headers")
+        static = [a for a in assignments if inputs.scope.in_project(a)]
         source = first_option_source(inputs, off[0].module, "use_precompiled_headers")
         by_config = source is not None and source.kind == "config"
         return fired(

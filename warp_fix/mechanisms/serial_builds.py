@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from codemods.specs import PreloadArgs
 from warp_fix.mechanisms import _situation as case
@@ -112,8 +111,8 @@ class SerialBuilds(Mechanism[SerialModules]):
         )
 
     def propose(self, finding: Finding[SerialModules], inputs: Inputs) -> Iterator[Proposal]:
-        report, index = inputs.report, inputs.index
-        entry = entry_file(report, index)
+        report = inputs.report
+        entry = entry_file(inputs)
         facts = finding.facts
         first = next((launch for launch in report.trace.launches if launch.site), None)
         if entry is None or first is None or first.site.file != entry:
@@ -251,7 +250,7 @@ def _by_hand(facts: SerialModules, first: Site | None, inputs: Inputs) -> str:
     if own is None:
         caller = next((c for c in first.callers() if inputs.repo_file(c.file)), None)
         reached = f", reached from {inputs.repo_file(caller.file)}:{caller.line} in {caller.function}" if caller else ""
-        place = f"{Path(first.file).name}:{first.line} in {first.function}"
+        place = f"{first.file.rsplit('/', 1)[-1]}:{first.line} in {first.function}"
         where = f"the first launch is in library code ({place}{reached})"
     else:
         where = f"the first launch is at {own}:{first.line} in {first.function}, not in the entry point"

@@ -196,7 +196,7 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
         evidence = []
         for kernel_def in _distinct(defs):
             kernel = _static_kernel(inputs, kernel_def)
-            if kernel is None or not kernel.in_repo:
+            if kernel is None or not inputs.scope.in_project(kernel):
                 outside.append(kernel_def.function)
                 continue
             made_here = [d for d in defs if d.site and (d.site.file, d.site.line) == (kernel_def.site.file,

@@ -128,7 +128,8 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                     "launches, in this run): backward kept", None)
             for m, files in sorted(beside_tape.items())
         ]
-        evidence += [static("wp.Tape used here", t.file, t.line) for t in inputs.index.tapes if t.in_repo]
+        tapes = [t for t in inputs.index.tapes if inputs.scope.in_project(t)]
+        evidence += [static("wp.Tape used here", t.file, t.line) for t in tapes]
         evidence += [runtime(f"{m}: backward already off per kernel (no adjoint code)", None) for m in off_per_kernel]
         evidence += [
             runtime(f"{m}: holds optional {noun(len(k), 'kernel')} {', '.join(k)}: plugin code, left as it is "
@@ -185,7 +186,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 gradient_free=gradient_free,
                 off_per_kernel=off_per_kernel,
                 provenance=provenance,
-                repo_uses_tape=any(t.in_repo for t in inputs.index.tapes) or bool(tape_files - {None}),
+                repo_uses_tape=any(inputs.scope.in_project(t) for t in inputs.index.tapes) or bool(tape_files - {None}),
                 optional={m: f"{', '.join(k)}; {final[m].module_ms:.0f} ms measured" for m, k in optional.items()},
                 warp_own=warp_own,
             ),
@@ -249,7 +250,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         if library and not repo_modules and facts.repo_uses_tape:
             yield _library_advice(finding, library, inputs)
             return
-        entry = entry_file(report, index)
+        entry = entry_file(inputs)
         if entry is None:
             yield NotProposed(finding.slug, "modules compile unused backward code, but no entry point was found")
             return
