@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 
-from ._cst import FILE_QUOTE, SourceLines, module_code, preferred_quote, with_warp_import
+from ._cst import FILE_QUOTE, SourceLines, clear_shells, module_code, preferred_quote, shell_notes, with_warp_import
 from ._partial import Focus
 from .specs import CodemodArgs, CodemodRefused
 
@@ -169,6 +169,18 @@ class WarpCodemod(CodemodCommand):
         mentioned = sorted(n for n in names if re.search(rf"\b{re.escape(n)}\b", self.elided_text))
         if mentioned:
             raise self.refuse(f"{', '.join(mentioned)} used in parts of the file not read")
+
+    def clear_emptied_functions(self, tree: cst.Module, emptied: set[str], comment: str, work: str) -> cst.Module:
+        """Functions the edit left without statements: a private one only called goes, with its calls; any other
+        keeps a `comment` saying where its work went (see `clear_shells`), and the notes say which, `work` naming
+        what a kept docstring still describes."""
+        if not emptied:
+            return tree
+        self._whole_file_needed_for(emptied)
+        tree, shells = clear_shells(tree, emptied, self.code_of(tree) + self.elided_text, comment)
+        for kind, message, function in shell_notes(shells, work):
+            self.note(kind, message, function)
+        return tree
 
     def refuse(self, message: str) -> CodemodRefused:
         return CodemodRefused(f"{self.NAME}: {message}")

@@ -9,7 +9,6 @@ import libcst as cst
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
-    clear_shells,
     code,
     find_functions,
     header_end,
@@ -20,7 +19,6 @@ from ._cst import (
     parse_stmt,
     remove_statements,
     shell_names,
-    shell_notes,
     single_call,
     with_blank_line_before,
     without_leading_blank_lines,
@@ -345,7 +343,8 @@ class HoistOptions(WarpCodemod):
         new_statements = [self._module_statement(stmt, warp) for stmt in moved]
         shells_before = shell_names(tree)
         tree = remove_statements(tree, [s.body[0] for s in moved], within=tops)
-        tree = self._clear_shells(tree, (shell_names(tree) - shells_before) & {name})
+        emptied = (shell_names(tree) - shells_before) & {name}
+        tree = self.clear_emptied_functions(tree, emptied, WHERE_OPTIONS_WENT, "the options it set")
         new_statements = [s for s in new_statements if not module_has_statement(tree, code(s))]
         deduped: list[cst.SimpleStatementLine] = []
         for stmt in new_statements:
@@ -356,17 +355,6 @@ class HoistOptions(WarpCodemod):
         deduped[0] = with_blank_line_before(deduped[0])
         index = header_end(tree, warp)
         return tree.with_changes(body=insert_at(tree.body, index, deduped))
-
-    def _clear_shells(self, tree: cst.Module, emptied: set[str]) -> cst.Module:
-        """A function the hoist left empty goes, with its calls, when private and only called; else it says
-        where its options went (see `clear_shells`)."""
-        if not emptied:
-            return tree
-        self._whole_file_needed_for(emptied)
-        tree, shells = clear_shells(tree, emptied, self.code_of(tree) + self.elided_text, WHERE_OPTIONS_WENT)
-        for kind, message, function in shell_notes(shells, "the options it set"):
-            self.note(kind, message, function)
-        return tree
 
     def _module_scope_has_options(self, tree: cst.Module, warp: WarpImports) -> bool:
         for stmt in tree.body:

@@ -9,14 +9,12 @@ import libcst as cst
 from ._base import Arg, Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
-    clear_shells,
     code,
     find_functions,
     iter_statements,
     literal_value,
     remove_statements,
     shell_names,
-    shell_notes,
 )
 from .specs import KeepCacheArgs
 
@@ -457,7 +455,7 @@ class KeepCache(WarpCodemod):
         tree, unbound = self._drop_unused_temp_dirs(tree, doomed, temp)
         candidates |= unbound
         if doomed:
-            tree = self._clear_shells(tree, shell_names(tree) - shells_before)
+            tree = self.clear_emptied_functions(tree, shell_names(tree) - shells_before, WHY_EMPTY, "the cache work")
         if self._helpers:
             tree, helper_names = self._clean_helpers(tree)
             candidates |= helper_names
@@ -513,17 +511,6 @@ class KeepCache(WarpCodemod):
             comments.append(stmt.trailing_whitespace.comment.value)
         if comments:
             self.note("removed-comment", f"line {line}: its comment went with it: {' '.join(comments)}")
-
-    def _clear_shells(self, tree: cst.Module, emptied: set[str]) -> cst.Module:
-        """A function left empty goes, with its calls, when private and only called; else it says why it is
-        empty (see `clear_shells`)."""
-        if not emptied:
-            return tree
-        self._whole_file_needed_for(emptied)
-        tree, shells = clear_shells(tree, emptied, self.code_of(tree) + self.elided_text, WHY_EMPTY)
-        for kind, message, function in shell_notes(shells, "the cache work"):
-            self.note(kind, message, function)
-        return tree
 
     def _destroys_cache(
         self, small: cst.BaseSmallStatement, warp: WarpImports, temp: _LazyTempNames, cache_dirs: _LazyCacheDirs
