@@ -6,7 +6,7 @@ import json
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     code,
@@ -192,14 +192,6 @@ class HoistOptions(WarpCodemod):
     docstring and a comment saying where its options went (notes "emptied-function", and "stale-docstring"
     when it has a docstring, which described them).
 
-    args:
-      file (str): path of the file that owns the module (relative to the repo root).
-      function (str): name of the `def` holding the call (methods and nested defs too).
-      module (str, optional): Warp module name; the module-scope statement becomes
-        `wp.get_module("<module>").options.update({...})`. Default: keep the call as written
-        (`wp.set_module_options` targets this file's Python module, as it did in the function).
-      line (int, optional): hoist only the call starting on this line (default: all in the body).
-
     Refuses when the options are not a literal of constants, the call sits inside an if/for/with/try,
     takes extra arguments, names another module than `module`, or the function has no options call
     and the module scope has none either.
@@ -209,11 +201,6 @@ class HoistOptions(WarpCodemod):
     ARGS_TYPE = HoistOptionsArgs
     DESCRIPTION = (
         "Move a constant Warp module-options call from a function to module scope (before any load)."
-    )
-    ARGS = (
-        Arg("function", "str", "name of the def that contains the options call", required=True),
-        Arg("module", "str", 'Warp module name: emit wp.get_module("<module>").options.update({...})'),
-        Arg("line", "int", "only the call that starts on this line"),
     )
     EXAMPLES = (
         Example(

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     code,
@@ -261,14 +261,6 @@ class KeepCache(WarpCodemod):
     cleanup it registers (note "removed-helper"); one still used elsewhere is kept whole, cleanup
     included (note "kept-helper"); an imported one is left to its file (note "kept-helper").
 
-    args:
-      file (str): the file (relative to the repo root).
-      lines (list[int]): 1-based lines of the statements to remove, as in the unmodified file.
-      protected_functions (list[str], optional): maintenance functions that must keep clearing.
-      helpers (list[str], optional): functions, possibly imported, that make a per-run cache
-        directory (`wp.config.kernel_cache_dir = helper()`); same-file helpers are recognised anyway.
-      Python API alternative to file/lines: sites (list[{"file": str, "line": int}]).
-
     A line that holds no statement of a recognised kind is taken as already fixed (idempotence),
     and left alone. Refuses when a site is inside a protected function, when a recognised kind has
     the wrong target (`kernel_cache_dir` set to a fixed path or by a function that is not a per-run
@@ -278,11 +270,6 @@ class KeepCache(WarpCodemod):
     NAME = "keep_cache"
     ARGS_TYPE = KeepCacheArgs
     DESCRIPTION = "Remove given cache-destroying statements (clear_kernel_cache, temp cache dirs, ...)."
-    ARGS = (
-        Arg("lines", "json", "lines of the statements to remove, e.g. [12, 40]", required=True),
-        Arg("protected_functions", "strs", "maintenance functions that must keep clearing", default=[]),
-        Arg("helpers", "strs", "functions (imported ones too) the run proved make a per-run cache dir", default=[]),
-    )
     EXAMPLES = (
         Example(
             title="per-run temporary cache and a clear at start",
