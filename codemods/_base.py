@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import re
 from collections.abc import Iterator
@@ -13,9 +14,9 @@ from typing import Any, ClassVar
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 
-from ._cst import FILE_QUOTE, SourceLines, module_code, preferred_quote, with_warp_import
+from ._cst import FILE_QUOTE, SourceLines, clear_shells, module_code, preferred_quote, shell_notes, with_warp_import
 from ._partial import Focus
-from .specs import CodemodArgs, CodemodRefused
+from .specs import Arg, CodemodArgs, CodemodRefused
 
 
 @dataclass(frozen=True)
@@ -58,24 +59,14 @@ class Refusal:
     reason: str
 
 
-@dataclass(frozen=True)
-class Arg:
-    """One argument of a codemod: its key in the `args` dict, how the CLI parses it, and what it means."""
-
-    name: str
-    kind: str  # "str" | "int" | "strs" (list of str) | "json" (any JSON value, given as JSON on the CLI)
-    help: str
-    required: bool = False
-    default: Any = None
-
-
 class WarpCodemod(CodemodCommand):
     """Base of every warp-fix codemod: declared arguments, validation, and the file/args split.
 
-    Subclasses declare `NAME`, `DESCRIPTION`, `ARGS`, `ARGS_TYPE`, `EXAMPLES`, `REFUSALS` and implement
+    Subclasses declare `NAME`, `DESCRIPTION`, `ARGS_TYPE`, `EXAMPLES`, `REFUSALS` and implement
     `transform_module_impl`. Arguments are keyword arguments of `__init__` (that is what
     `python -m libcst.tool codemod` passes), validated against `ARGS`: the command's arguments for one
-    file, which `ARGS_TYPE.by_file` gives for each file a place edits.
+    file, which `ARGS_TYPE.by_file` gives for each file a place edits. `ARGS` and the `args:` list that ends
+    the class's docstring are derived from `ARGS_TYPE`'s fields, the one place the arguments are declared.
     """
 
     NAME: ClassVar[str] = ""
@@ -88,6 +79,21 @@ class WarpCodemod(CodemodCommand):
     #: source of what the reduced module of a large file leaves out (codemods/_partial.py), for checks
     #: that count words over the whole file; empty when the codemod sees the whole file
     elided_text: str = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "ARGS_TYPE" in cls.__dict__:
+            cls.ARGS = cls.ARGS_TYPE.command_args()
+            cls.__doc__ = f"{inspect.cleandoc(cls.__doc__ or '')}\n\n{cls.ARGS_TYPE.describe()}"
+
+    @classmethod
+    def cli_usage(cls) -> str:
+        """How `python -m libcst.tool codemod` runs the command on a file (an optional argument in brackets)."""
+        words = [f"python -m libcst.tool codemod {cls.__module__.removeprefix('codemods.')}.{cls.__name__} FILE"]
+        for a in cls.ARGS:
+            value = {"int": "N", "strs": "X [X ...]", "json": "JSON"}.get(a.kind, "X")
+            words.append(f"--{a.name} {value}" if a.required else f"[--{a.name} {value}]")
+        return " ".join(words)
 
     @classmethod
     def focus(cls, kwargs: dict[str, Any]) -> Focus:
@@ -169,6 +175,18 @@ class WarpCodemod(CodemodCommand):
         mentioned = sorted(n for n in names if re.search(rf"\b{re.escape(n)}\b", self.elided_text))
         if mentioned:
             raise self.refuse(f"{', '.join(mentioned)} used in parts of the file not read")
+
+    def clear_emptied_functions(self, tree: cst.Module, emptied: set[str], comment: str, work: str) -> cst.Module:
+        """Functions the edit left without statements: a private one only called goes, with its calls; any other
+        keeps a `comment` saying where its work went (see `clear_shells`), and the notes say which, `work` naming
+        what a kept docstring still describes."""
+        if not emptied:
+            return tree
+        self._whole_file_needed_for(emptied)
+        tree, shells = clear_shells(tree, emptied, self.code_of(tree) + self.elided_text, comment)
+        for kind, message, function in shell_notes(shells, work):
+            self.note(kind, message, function)
+        return tree
 
     def refuse(self, message: str) -> CodemodRefused:
         return CodemodRefused(f"{self.NAME}: {message}")

@@ -856,25 +856,6 @@ def body_start(block: cst.BaseSuite) -> int:
     return 0
 
 
-def all_statement_codes(tree: cst.Module) -> set[str]:
-    """Whitespace-free code of every simple statement line in the file (for idempotence checks)."""
-    collector = _SimpleLines()
-    tree.visit(collector)
-    return {squash(code(s)) for s in collector.lines}
-
-
-class _SimpleLines(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.lines: list[cst.SimpleStatementLine] = []
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-        self.lines.append(node)
-        return False
-
-    def visit_BaseExpression(self, node: cst.BaseExpression) -> bool:  # pragma: no cover
-        return False
-
-
 def ensure_warp_alias(command: Any, warp: WarpImports) -> str:
     """The alias to write Warp calls with; schedules `import warp as wp` when the file has none: in the
     import section of the file's `from warp import ...` where it has one (see `with_warp_import`), else

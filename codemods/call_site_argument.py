@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import code, keyword, literal_value, py_literal, replace_nodes
 from ._partial import Focus
 from .specs import CallSiteArgumentArgs
@@ -85,13 +85,6 @@ class CallSiteArgument(WarpCodemod):
     enable_backward=True)` -> `enable_backward=False`, when an option comes from a factory parameter:
     the factory's default stays, so its other callers keep what they had.
 
-    args:
-      file (str): the file holding the call (relative to the repo root).
-      line (int): a 1-based line the call spans (its first line, or the line of the keyword).
-      callee (str): the called name as written (`make_filter`, `filters.make_filter`) or its last part.
-      keyword (str): the keyword argument to change, e.g. "enable_backward".
-      value (JSON value): the new literal value, e.g. false.
-
     A call already passing `value` is left alone (idempotent). Refuses when no call to `callee` spans
     `line`, when two do side by side, when the call does not pass `keyword` (the callee's default then
     applies: change it there, or add the argument by hand), or when it passes a value that is not a
@@ -101,12 +94,6 @@ class CallSiteArgument(WarpCodemod):
     NAME = "call_site_argument"
     ARGS_TYPE = CallSiteArgumentArgs
     DESCRIPTION = "Change a literal keyword argument at one call site (not the callee's default)."
-    ARGS = (
-        Arg("line", "int", "a line the call spans", required=True),
-        Arg("callee", "str", "called name as written, or its last part", required=True),
-        Arg("keyword", "str", "keyword argument to change", required=True),
-        Arg("value", "json", "new literal value", required=True),
-    )
     EXAMPLES = (
         Example(
             title="a factory called with backward on: this call site only",

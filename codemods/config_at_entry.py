@@ -6,7 +6,7 @@ import sys
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     code,
@@ -211,15 +211,6 @@ class ConfigAtEntry(WarpCodemod):
     assignment already in place is left alone. When `import warp` comes after the target import, the
     `import warp` line moves up.
 
-    args:
-      file (str): the entry-point file (relative to the repo root).
-      name (str): the `wp.config` attribute, e.g. "enable_backward".
-      value (JSON value): the value to assign, e.g. false.
-      before_import (str, optional): dotted module the setting must reach, e.g. "pkg.sim" (the first
-        project module whose import creates Warp modules); the assignment precedes its first
-        top-level import (see Placement).
-      line (int, optional): line of a late `wp.config.<name> = ...` assignment to move.
-
     Refuses when the late assignment on `line` is missing or assigns another value, when another
     top-level assignment of the same attribute conflicts, or when `import warp` cannot be moved up
     (it shares its line with other imports).
@@ -228,12 +219,6 @@ class ConfigAtEntry(WarpCodemod):
     NAME = "config_at_entry"
     ARGS_TYPE = ConfigAtEntryArgs
     DESCRIPTION = "Set wp.config.<name> right after `import warp` in the entry point, before library imports."
-    ARGS = (
-        Arg("name", "str", "wp.config attribute, e.g. enable_backward", required=True),
-        Arg("value", "json", "value to assign, e.g. false", required=True),
-        Arg("before_import", "str", "dotted module the setting must reach, e.g. pkg.sim"),
-        Arg("line", "int", "line of a late wp.config.<name> assignment to move"),
-    )
     EXAMPLES = (
         Example(
             title="move a late assignment from main() to the top",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import WarpImports, code, keyword, literal_value, replace_nodes, with_keyword
 from .specs import CpuMaxWorkersArgs
 
@@ -84,11 +84,6 @@ class CpuMaxWorkers(WarpCodemod):
     """Sets `max_workers=1` on `wp.force_load(...)` / `wp.load_module(...)` calls that can target the
     CPU: concurrent first CPU loads can report success and then fail with "Failed to find module".
 
-    args:
-      file (str): the file (relative to the repo root).
-      lines (list[int], optional): lines where the calls start; default: every such call in the file
-        except those whose `device` is a literal CUDA device.
-
     A call already at `max_workers` 0 or 1 is left alone. Refuses when a given line has no such
     call, or when the call on a given line has a literal CUDA-only device (nothing to fix there).
     """
@@ -96,7 +91,6 @@ class CpuMaxWorkers(WarpCodemod):
     NAME = "cpu_max_workers"
     ARGS_TYPE = CpuMaxWorkersArgs
     DESCRIPTION = "Set max_workers=1 on wp.force_load / wp.load_module calls that can target the CPU."
-    ARGS = (Arg("lines", "json", "lines of the calls (default: all calls in the file)"),)
     EXAMPLES = (
         Example(
             title="every load call in the file",

@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     code,
@@ -91,12 +91,6 @@ class DropUnique(WarpCodemod):
     default `="unique"` (e.g. `def make(module="unique")`); and literal `module="unique"` decorators
     of kernels defined inside that factory. Other arguments stay as written.
 
-    args:
-      file (str): the file (relative to the repo root).
-      names (list[str]): kernel and/or factory function names.
-      module (str): the named Warp module to use instead; "" for the kernel's own file's module: the
-        keyword is removed, so a script's kernel joins `__main__`, the name its module has when run.
-
     A factory parameter whose default it changes but that the body does not use (left behind when
     the factory's kernels moved to module scope) is kept and reported (note "unused-parameter").
 
@@ -109,10 +103,6 @@ class DropUnique(WarpCodemod):
     NAME = "drop_unique"
     ARGS_TYPE = DropUniqueArgs
     DESCRIPTION = 'Replace module="unique" on given kernels/factories by a named Warp module.'
-    ARGS = (
-        Arg("names", "strs", "kernel and/or factory function names", required=True),
-        Arg("module", "str", 'named Warp module replacing "unique"', required=True),
-    )
     EXAMPLES = (
         Example(
             title="kernel decorator",

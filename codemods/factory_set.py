@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     code,
@@ -151,16 +151,6 @@ class FactorySet(WarpCodemod):
     `module="unique"` (`wp.kernel(fn, module="unique")`, or `@wp.kernel(module="unique")` on a kernel it
     defines). Other arguments stay as written.
 
-    args:
-      class_name (str), method (str): the class and its method whose `for` loop launches the kernels.
-      line (int): a line the factory call spans (in that loop).
-      callee (str): the called name as written (`make_filter`, `filters.make_filter`).
-      attribute (str): the name of the dict the constructor builds (`_filter_kernels`).
-      module (str): the named Warp module the class's kernels share.
-      factory_file (str), factory (str): the factory function and the file that defines it.
-      parameter (str): the factory's keyword parameter for the module (default "module").
-      edit (str): what this file gets, "loop", "factory" or "both" (the Args' `by_file` says, per file).
-
     Refuses when the call is not in a `for` loop of `method` whose variable is a plain name, when its
     arguments read anything of the method besides the loop variable (data known only per call), when the
     class has no `__init__` or the loop's `self.<values>` is not assigned at its top level, when the factory
@@ -171,19 +161,6 @@ class FactorySet(WarpCodemod):
     NAME = "factory_set"
     ARGS_TYPE = FactorySetArgs
     DESCRIPTION = "Make a class's factory kernels in __init__, in one named module, instead of in the launch loop."
-    ARGS = (
-        Arg("class_name", "str", "the class whose method's loop launches the kernels", required=True),
-        Arg("method", "str", "the method holding the loop", required=True),
-        Arg("line", "int", "a line the factory call spans", required=True),
-        Arg("callee", "str", "the factory as called there", required=True),
-        Arg("attribute", "str", "the dict the constructor builds", required=True),
-        Arg("module", "str", "the named Warp module they share", required=True),
-        Arg("factory_file", "str", "the file defining the factory (repo-relative)", required=True),
-        Arg("factory", "str", "the factory function", required=True),
-        Arg("parameter", "str", "the factory's module keyword", default="module"),
-        Arg("edit", "str", 'in this file: "loop" (the class), "factory", or "both" (one file holds both)',
-            default="both"),
-    )
     EXAMPLES = (
         Example(
             title="a filter bank: the loop's factory kernels made in the constructor, the factory gains a keyword",

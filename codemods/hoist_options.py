@@ -6,10 +6,9 @@ import json
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
-    clear_shells,
     code,
     find_functions,
     header_end,
@@ -20,7 +19,6 @@ from ._cst import (
     parse_stmt,
     remove_statements,
     shell_names,
-    shell_notes,
     single_call,
     with_blank_line_before,
     without_leading_blank_lines,
@@ -194,14 +192,6 @@ class HoistOptions(WarpCodemod):
     docstring and a comment saying where its options went (notes "emptied-function", and "stale-docstring"
     when it has a docstring, which described them).
 
-    args:
-      file (str): path of the file that owns the module (relative to the repo root).
-      function (str): name of the `def` holding the call (methods and nested defs too).
-      module (str, optional): Warp module name; the module-scope statement becomes
-        `wp.get_module("<module>").options.update({...})`. Default: keep the call as written
-        (`wp.set_module_options` targets this file's Python module, as it did in the function).
-      line (int, optional): hoist only the call starting on this line (default: all in the body).
-
     Refuses when the options are not a literal of constants, the call sits inside an if/for/with/try,
     takes extra arguments, names another module than `module`, or the function has no options call
     and the module scope has none either.
@@ -211,11 +201,6 @@ class HoistOptions(WarpCodemod):
     ARGS_TYPE = HoistOptionsArgs
     DESCRIPTION = (
         "Move a constant Warp module-options call from a function to module scope (before any load)."
-    )
-    ARGS = (
-        Arg("function", "str", "name of the def that contains the options call", required=True),
-        Arg("module", "str", 'Warp module name: emit wp.get_module("<module>").options.update({...})'),
-        Arg("line", "int", "only the call that starts on this line"),
     )
     EXAMPLES = (
         Example(
@@ -345,7 +330,8 @@ class HoistOptions(WarpCodemod):
         new_statements = [self._module_statement(stmt, warp) for stmt in moved]
         shells_before = shell_names(tree)
         tree = remove_statements(tree, [s.body[0] for s in moved], within=tops)
-        tree = self._clear_shells(tree, (shell_names(tree) - shells_before) & {name})
+        emptied = (shell_names(tree) - shells_before) & {name}
+        tree = self.clear_emptied_functions(tree, emptied, WHERE_OPTIONS_WENT, "the options it set")
         new_statements = [s for s in new_statements if not module_has_statement(tree, code(s))]
         deduped: list[cst.SimpleStatementLine] = []
         for stmt in new_statements:
@@ -356,17 +342,6 @@ class HoistOptions(WarpCodemod):
         deduped[0] = with_blank_line_before(deduped[0])
         index = header_end(tree, warp)
         return tree.with_changes(body=insert_at(tree.body, index, deduped))
-
-    def _clear_shells(self, tree: cst.Module, emptied: set[str]) -> cst.Module:
-        """A function the hoist left empty goes, with its calls, when private and only called; else it says
-        where its options went (see `clear_shells`)."""
-        if not emptied:
-            return tree
-        self._whole_file_needed_for(emptied)
-        tree, shells = clear_shells(tree, emptied, self.code_of(tree) + self.elided_text, WHERE_OPTIONS_WENT)
-        for kind, message, function in shell_notes(shells, "the options it set"):
-            self.note(kind, message, function)
-        return tree
 
     def _module_scope_has_options(self, tree: cst.Module, warp: WarpImports) -> bool:
         for stmt in tree.body:

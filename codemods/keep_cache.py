@@ -6,17 +6,15 @@ import re
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
-    clear_shells,
     code,
     find_functions,
     iter_statements,
     literal_value,
     remove_statements,
     shell_names,
-    shell_notes,
 )
 from .specs import KeepCacheArgs
 
@@ -263,14 +261,6 @@ class KeepCache(WarpCodemod):
     cleanup it registers (note "removed-helper"); one still used elsewhere is kept whole, cleanup
     included (note "kept-helper"); an imported one is left to its file (note "kept-helper").
 
-    args:
-      file (str): the file (relative to the repo root).
-      lines (list[int]): 1-based lines of the statements to remove, as in the unmodified file.
-      protected_functions (list[str], optional): maintenance functions that must keep clearing.
-      helpers (list[str], optional): functions, possibly imported, that make a per-run cache
-        directory (`wp.config.kernel_cache_dir = helper()`); same-file helpers are recognised anyway.
-      Python API alternative to file/lines: sites (list[{"file": str, "line": int}]).
-
     A line that holds no statement of a recognised kind is taken as already fixed (idempotence),
     and left alone. Refuses when a site is inside a protected function, when a recognised kind has
     the wrong target (`kernel_cache_dir` set to a fixed path or by a function that is not a per-run
@@ -280,11 +270,6 @@ class KeepCache(WarpCodemod):
     NAME = "keep_cache"
     ARGS_TYPE = KeepCacheArgs
     DESCRIPTION = "Remove given cache-destroying statements (clear_kernel_cache, temp cache dirs, ...)."
-    ARGS = (
-        Arg("lines", "json", "lines of the statements to remove, e.g. [12, 40]", required=True),
-        Arg("protected_functions", "strs", "maintenance functions that must keep clearing", default=[]),
-        Arg("helpers", "strs", "functions (imported ones too) the run proved make a per-run cache dir", default=[]),
-    )
     EXAMPLES = (
         Example(
             title="per-run temporary cache and a clear at start",
@@ -457,7 +442,7 @@ class KeepCache(WarpCodemod):
         tree, unbound = self._drop_unused_temp_dirs(tree, doomed, temp)
         candidates |= unbound
         if doomed:
-            tree = self._clear_shells(tree, shell_names(tree) - shells_before)
+            tree = self.clear_emptied_functions(tree, shell_names(tree) - shells_before, WHY_EMPTY, "the cache work")
         if self._helpers:
             tree, helper_names = self._clean_helpers(tree)
             candidates |= helper_names
@@ -513,17 +498,6 @@ class KeepCache(WarpCodemod):
             comments.append(stmt.trailing_whitespace.comment.value)
         if comments:
             self.note("removed-comment", f"line {line}: its comment went with it: {' '.join(comments)}")
-
-    def _clear_shells(self, tree: cst.Module, emptied: set[str]) -> cst.Module:
-        """A function left empty goes, with its calls, when private and only called; else it says why it is
-        empty (see `clear_shells`)."""
-        if not emptied:
-            return tree
-        self._whole_file_needed_for(emptied)
-        tree, shells = clear_shells(tree, emptied, self.code_of(tree) + self.elided_text, WHY_EMPTY)
-        for kind, message, function in shell_notes(shells, "the cache work"):
-            self.note(kind, message, function)
-        return tree
 
     def _destroys_cache(
         self, small: cst.BaseSmallStatement, warp: WarpImports, temp: _LazyTempNames, cache_dirs: _LazyCacheDirs

@@ -8,7 +8,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import FunctionScope, GlobalScope, Scope, ScopeProvider
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     code,
@@ -127,12 +127,6 @@ class KernelsToModuleScope(WarpCodemod):
     module-level kernel. Its def then runs at import, outside those blocks: unconditionally, and not
     under the `with`'s context or the `try`'s handlers.
 
-    args:
-      file (str): the file (relative to the repo root).
-      factory (str): name of the factory `def`.
-      kernels (list[str]): names of the kernel `def`s in the factory (not in its nested defs/classes).
-      module (str, optional): named Warp module replacing `module="unique"` / a `module=` parameter.
-
     Refuses when a kernel reads a parameter or local of the factory (or of an enclosing function),
     except a factory parameter used only as the decorator's `module=` value when `module` is given;
     when a name the decorator or annotations need at definition time is defined only after the
@@ -146,11 +140,6 @@ class KernelsToModuleScope(WarpCodemod):
     NAME = "kernels_to_module_scope"
     ARGS_TYPE = KernelsToModuleScopeArgs
     DESCRIPTION = "Move kernels defined in a factory function to module scope; the factory returns them."
-    ARGS = (
-        Arg("factory", "str", "name of the factory def", required=True),
-        Arg("kernels", "strs", "kernel def names inside the factory", required=True),
-        Arg("module", "str", 'named Warp module replacing module="unique" or a module= parameter'),
-    )
     EXAMPLES = (
         Example(
             title="factory that defaults to a unique module",

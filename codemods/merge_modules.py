@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import WarpImports, decorator_module, iter_statements, kernel_decorator
 from ._partial import DefReading, Focus
 from .module_options import computed_module_scope_options, module_scope_options
@@ -92,14 +92,6 @@ class MergeModules(WarpCodemod):
     kernels with one lifecycle build once together instead of as many small modules. Any number of
     kernels: two or three small modules merge as well as ten (the planner decides when it pays).
 
-    args:
-      file (str): the file (relative to the repo root).
-      kernels (list[str]): kernel function names in that file.
-      module (str): the shared named Warp module.
-    args, across files (Python API):
-      kernels (list[[str, str]]): (file, kernel name) pairs, e.g. [["pkg/a.py", "k1"], ["pkg/b.py", "k2"]].
-      module (str): the shared named Warp module.
-
     Refuses when a kernel is missing or not a Warp kernel, its `module=` is computed, it carries
     `module_options`, or its present module gets options from a module-scope call of the file
     (`wp.set_module_options({...})`, or `..., module="name")`), constant or computed at import
@@ -111,10 +103,6 @@ class MergeModules(WarpCodemod):
     NAME = "merge_modules"
     ARGS_TYPE = MergeModulesArgs
     DESCRIPTION = "Give a set of kernels (one file or several) one named Warp module."
-    ARGS = (
-        Arg("kernels", "strs", "kernel function names", required=True),
-        Arg("module", "str", "shared named Warp module", required=True),
-    )
     EXAMPLES = (
         Example(
             title="two one-kernel modules become one",

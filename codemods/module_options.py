@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     code,
@@ -111,16 +111,6 @@ class ModuleOptions(WarpCodemod):
       - `kernel`: a `module="unique"` kernel: `module_options={...}` is added to (or merged into) its
         `@wp.kernel(module="unique", ...)` decorator or its `wp.kernel(fn, module="unique", ...)` call.
 
-    args:
-      file (str): the file (relative to the repo root): the one that owns the module, that defines
-        the named module's kernels, or that defines the unique kernel.
-      options (dict): literal options, e.g. {"enable_backward": false} or {"enable_mathdx_gemm": false}.
-      replace (bool, optional): change a key that is already set to another value, in place (e.g.
-        `enable_mathdx_gemm` forced on); without it such a conflict is refused. Default false.
-      module (str, optional): the string-named Warp module, e.g. "solver.prepare".
-      kernel (str, optional): the function name of a `module="unique"` kernel (its def, or the
-        function passed to `wp.kernel(fn, ...)`).
-
     Options already set to the same values are left alone (idempotent). Refuses when `options` is not
     a non-empty dict; when `module` and `kernel` are both given or `module` is "unique"; when the file
     defines no kernel of `module`, or a module-scope launch or load (`wp.launch` of one of its
@@ -132,12 +122,6 @@ class ModuleOptions(WarpCodemod):
     NAME = "module_options"
     ARGS_TYPE = ModuleOptionsArgs
     DESCRIPTION = "Set a Warp module's options (file, string-named or unique kernel) before it can load."
-    ARGS = (
-        Arg("options", "json", "literal module options", required=True),
-        Arg("replace", "json", "change a conflicting value in place (true/false)", default=False),
-        Arg("module", "str", 'string-named Warp module, e.g. "solver.prepare"'),
-        Arg("kernel", "str", 'function name of a module="unique" kernel'),
-    )
     EXAMPLES = (
         Example(
             title="backward off for a forward-only module",

@@ -6,7 +6,7 @@ import json
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     body_start,
@@ -149,15 +149,6 @@ class Preload(WarpCodemod):
     holds before the first launch. Placement: before the statement on `before_line` (in whatever
     block holds it), or as the first statement (after the docstring) of `function`.
 
-    args:
-      file (str): the entry-point file (relative to the repo root).
-      modules (list[str]): Warp module names to preload (never empty: `modules=None` loads all).
-      device (str): device to build for, e.g. "cuda:0".
-      max_workers (int, optional): worker threads; default len(modules).
-      before_line (int, optional): line of the first launch; the statements go right before it.
-      function (str, optional): function whose body starts with the statements (when no line).
-      block_dims (dict[str, int], optional): module name -> the one block_dim it is launched at.
-
     Refuses on an empty `modules`, on a CPU device with max_workers > 1 (concurrent first CPU loads
     fail, CS-8), without exactly one of `before_line` / `function`, or when the line or function is
     not found.
@@ -166,14 +157,6 @@ class Preload(WarpCodemod):
     NAME = "preload"
     ARGS_TYPE = PreloadArgs
     DESCRIPTION = "Insert wp.force_load(device, modules, max_workers) before the first launch (CUDA)."
-    ARGS = (
-        Arg("modules", "strs", "Warp module names to preload", required=True),
-        Arg("device", "str", "device, e.g. cuda:0", required=True),
-        Arg("max_workers", "int", "worker threads (default: number of modules)"),
-        Arg("before_line", "int", "line of the first launch"),
-        Arg("function", "str", "function whose body starts with the preload"),
-        Arg("block_dims", "json", "module -> the one block_dim it is launched at"),
-    )
     EXAMPLES = (
         Example(
             title="before the first launch, with module block_dims",

@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     code,
@@ -264,15 +264,6 @@ class RegisterOverloads(WarpCodemod):
     `wp.overload(...)` statements (the generic kernel keeps its instances; a local name would be unused).
     Each factory call then builds its module once, with the instances in it.
 
-    args:
-      file (str): the file (relative to the repo root).
-      kernel (str): name of the generic kernel (module-level unless `factory` is given).
-      overloads (list): one entry per instance; each is either a list of type expressions (one per
-        kernel parameter, written with `wp.`; rewritten to the file's alias), e.g.
-        ["wp.array(dtype=wp.float32)", "wp.float32"], or a dict {"types": <list or {param: type}>,
-        "name": "<variable name>"} (name optional; default `<kernel>_<type identifiers>`; not with `factory`).
-      factory (str, optional): name of the function whose body defines the kernel.
-
     Refuses when the kernel is not a module-level Warp kernel (or, with `factory`, no such function
     defines it with a decorated def, or several do), a type does not parse, a list has the wrong
     length or a dict names unknown parameters, or the variable name is already bound to something
@@ -284,11 +275,6 @@ class RegisterOverloads(WarpCodemod):
     NAME = "register_overloads"
     ARGS_TYPE = RegisterOverloadsArgs
     DESCRIPTION = "Register given overloads of a generic kernel right after its definition (module scope or factory)."
-    ARGS = (
-        Arg("kernel", "str", "module-level generic kernel name", required=True),
-        Arg("overloads", "json", 'list of type lists or {"types": ..., "name": ...} dicts', required=True),
-        Arg("factory", "str", "function whose body defines the kernel (the calls go inside it)"),
-    )
     EXAMPLES = (
         Example(
             title="two dtypes",

@@ -5,6 +5,10 @@ Mechanisms, plan, model and apply import this module and never the codemods them
 contract names it as the one exception); a codemod names its Args class (`ARGS_TYPE`) and
 tests/codemods/test_registry.py checks that the two agree.
 
+A codemod's Args is the one declaration of its arguments: each field says what it means (`argument(help)`),
+and the command's `ARGS` (what `__init__` validates and `python -m libcst.tool codemod` parses), the `args:`
+list of its docstring and docs/codemods.md are derived from the fields (`command_args`, `describe`).
+
 The JSON of a place is what plan --json shows, keys in field order, an optional field left None unwritten::
 
     HoistOptionsArgs(file="sim.py", function="setup", line=12).to_json()
@@ -14,6 +18,10 @@ The JSON of a place is what plan --json shows, keys in field order, an optional 
 from __future__ import annotations
 
 import enum
+import json
+import textwrap
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, TypeVar
@@ -29,6 +37,34 @@ Options = dict[str, OptionValue]
 
 class CodemodRefused(Exception):
     """A codemod's preconditions do not hold; the message says which one, in one line."""
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a codemod command: its key in the `args` dict, how the CLI parses it, and what it means.
+
+    Derived from the codemod's Args (`CodemodArgs.command_args`); declared by hand only for the few a command
+    takes that no field holds (`CodemodArgs.COMMAND_ONLY`).
+    """
+
+    name: str
+    kind: str  # "str" | "int" | "strs" (list of str) | "json" (any JSON value, given as JSON on the CLI)
+    help: str
+    required: bool = False
+    default: Any = None
+
+
+def argument(help: str, *, default: Any = MISSING, default_factory: Any = MISSING, cli_kind: str | None = None) -> Any:
+    """A field of a codemod's Args with what it means: `help` is its line in the docs and the CLI's help.
+    `cli_kind` overrides the kind its type gives the command (see `Arg.kind`) where the command takes the field
+    in another form than the JSON (merge_modules: the JSON pairs kernels with files, one file's command names
+    them)."""
+    return field(default=default, default_factory=default_factory, metadata={"help": help, "cli_kind": cli_kind})
+
+
+#: fields that say where a place is, not what the command does there: `by_file` turns them into the files the
+#: command runs on, so they are no arguments of the command
+LOCATION_FIELDS = ("file", "sites")
 
 
 class Effect(enum.Enum):
@@ -68,6 +104,34 @@ class CodemodArgs:
     EFFECT: ClassVar[Effect]
     JOINS_LIST: ClassVar[str | None]
     ONE_PLACE_PER_CALL: ClassVar[bool]
+    #: arguments the command takes that no field holds: `by_file` makes them from the fields
+    COMMAND_ONLY: ClassVar[tuple[Arg, ...]] = ()
+
+    @classmethod
+    def command_args(cls) -> tuple[Arg, ...]:
+        """The command's arguments for one file: every field but the location, in field order (required when
+        the field has no default; its default, or its default factory's value, otherwise), then `COMMAND_ONLY`."""
+        hints = typing.get_type_hints(cls)
+        derived = tuple(
+            Arg(f.name, f.metadata["cli_kind"] or _cli_kind(hints[f.name]), f.metadata["help"], _required(f),
+                _default(f))
+            for f in fields(cls)
+            if f.name not in LOCATION_FIELDS
+        )
+        return derived + cls.COMMAND_ONLY
+
+    @classmethod
+    def describe(cls) -> str:
+        """The `args:` list of the codemod's docstring and docs: each field with its type and meaning, then the
+        arguments only the command takes."""
+        lines = ["args:"]
+        for f in fields(cls):
+            lines += _item(f"{f.name} ({_shown_type(f)})", f.metadata["help"])
+        if cls.COMMAND_ONLY:
+            lines.append("args of the command alone (one file's, made by `by_file`):")
+            for a in cls.COMMAND_ONLY:
+                lines += _item(f"{a.name} ({a.kind}{'' if a.required else ', optional'})", a.help)
+        return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON plan shows and the codemod's Python API takes; optional fields left None are not written."""
@@ -123,6 +187,43 @@ def _required(f: Any) -> bool:
     return f.default is MISSING and f.default_factory is MISSING
 
 
+def _default(f: Any) -> Any:
+    if f.default_factory is not MISSING:
+        return f.default_factory()
+    return None if f.default is MISSING else f.default
+
+
+def _cli_kind(annotation: Any) -> str:
+    """The kind of CLI argument a field's type asks for: str and int as such, a list of str as several values,
+    anything else as JSON."""
+    options = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(options) == 1:
+        annotation = options[0]
+    if annotation in (str, int):
+        return annotation.__name__
+    if typing.get_origin(annotation) is list and typing.get_args(annotation) == (str,):
+        return "strs"
+    return "json"
+
+
+#: the names of this module's type aliases, as a reader of the docs knows their values
+_SHOWN_ALIASES = {"Options": "dict", "OptionValue": "JSON value"}
+
+
+def _shown_type(f: Any) -> str:
+    """`str`, `list[str], optional`, `str, default "module"`: the field's type as written, and its default."""
+    written = str(f.type).removesuffix(" | None")
+    written = _SHOWN_ALIASES.get(written, written)
+    if _required(f):
+        return written
+    default = _default(f)
+    return f"{written}, optional" if default is None else f"{written}, default {json.dumps(default)}"
+
+
+def _item(head: str, help: str) -> list[str]:
+    return textwrap.wrap(f"{head}: {help}", width=108, initial_indent="  ", subsequent_indent="    ")
+
+
 def _unset(args: CodemodArgs, name: str) -> bool:
     """An optional field left None: the codemod's default applies, and the JSON leaves the key out."""
     f = next(f for f in fields(args) if f.name == name)
@@ -149,10 +250,15 @@ class HoistOptionsArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = False
 
-    file: str
-    function: str
-    module: str | None = None
-    line: int | None = None
+    file: str = argument("path of the file that owns the module (relative to the repo root).")
+    function: str = argument("name of the `def` holding the call (methods and nested defs too).")
+    module: str | None = argument(
+        'Warp module name; the module-scope statement becomes `wp.get_module("<module>").options.update({...})`. '
+        "Default: keep the call as written (`wp.set_module_options` targets this file's Python module, as it did "
+        "in the function).",
+        default=None,
+    )
+    line: int | None = argument("hoist only the call starting on this line (default: all in the body).", default=None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,11 +270,15 @@ class ConfigAtEntryArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = False
 
-    file: str
-    name: str
-    value: OptionValue
-    before_import: str | None = None
-    line: int | None = None
+    file: str = argument("the entry-point file (relative to the repo root).")
+    name: str = argument('the `wp.config` attribute, e.g. "enable_backward".')
+    value: OptionValue = argument("the value to assign, e.g. false.")
+    before_import: str | None = argument(
+        'dotted module the setting must reach, e.g. "pkg.sim" (the first project module whose import creates '
+        "Warp modules); the assignment precedes its first top-level import (see Placement).",
+        default=None,
+    )
+    line: int | None = argument("line of a late `wp.config.<name> = ...` assignment to move.", default=None)
 
     @property
     def options_set(self) -> tuple[str, ...]:
@@ -184,10 +294,12 @@ class KernelsToModuleScopeArgs(CodemodArgs):
     JOINS_LIST = "kernels"
     ONE_PLACE_PER_CALL = True
 
-    file: str
-    factory: str
-    kernels: list[str]
-    module: str | None = None
+    file: str = argument("the file (relative to the repo root).")
+    factory: str = argument("name of the factory `def`.")
+    kernels: list[str] = argument("names of the kernel `def`s in the factory (not in its nested defs/classes).")
+    module: str | None = argument(
+        'named Warp module replacing `module="unique"` / a `module=` parameter.', default=None
+    )
 
     def where(self) -> str:
         return f"{self.factory}()"
@@ -203,9 +315,12 @@ class DropUniqueArgs(CodemodArgs):
     JOINS_LIST = "names"
     ONE_PLACE_PER_CALL = False
 
-    file: str
-    names: list[str]
-    module: str
+    file: str = argument("the file (relative to the repo root).")
+    names: list[str] = argument("kernel and/or factory function names.")
+    module: str = argument(
+        "the named Warp module to use instead; \"\" for the kernel's own file's module: the keyword is removed, so "
+        "a script's kernel joins `__main__`, the name its module has when run."
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -217,9 +332,13 @@ class SplitByBlockDimArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = False
 
-    file: str
-    groups: dict[str, str]
-    options: Options = field(default_factory=dict)
+    file: str = argument("the file (relative to the repo root).")
+    groups: dict[str, str] = argument(
+        'kernel function name -> group (named Warp module), e.g. {"integrate": "sim_bd256", "reduce": "sim_bd64"}.'
+    )
+    options: Options = argument(
+        'literal options of the old module to carry to each group, e.g. {"fast_math": true}.', default_factory=dict
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,10 +350,10 @@ class SplitByOptionsArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = False
 
-    file: str
-    kernels: list[str]
-    module: str
-    options: Options
+    file: str = argument("the file (relative to the repo root).")
+    kernels: list[str] = argument("kernel function names in that file.")
+    module: str = argument("the new named Warp module.")
+    options: Options = argument('its options, e.g. {"enable_mathdx_gemm": false, "enable_backward": false}.')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -246,8 +365,12 @@ class MergeModulesArgs(CodemodArgs):
     JOINS_LIST = "kernels"
     ONE_PLACE_PER_CALL = False
 
-    kernels: list[tuple[str, str]]
-    module: str
+    kernels: list[tuple[str, str]] = argument(
+        '(file, kernel name) pairs, e.g. [["pkg/a.py", "k1"], ["pkg/b.py", "k2"]]; in the JSON also kernel names '
+        "of one `file` given beside them. The command, run on one file, takes that file's kernel names.",
+        cli_kind="strs",
+    )
+    module: str = argument("the shared named Warp module.")
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MergeModulesArgs:
@@ -279,11 +402,16 @@ class RegisterOverloadsArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = False
 
-    file: str
-    kernel: str
-    # one instance each: its type expressions, or {"types": [...], "name": ...} for a named one
-    overloads: list[list[str] | dict[str, str | list[str]]]
-    factory: str | None = None
+    file: str = argument("the file (relative to the repo root).")
+    kernel: str = argument("name of the generic kernel (module-level unless `factory` is given).")
+    overloads: list[list[str] | dict[str, str | list[str]]] = argument(
+        "one entry per instance; each is either a list of type expressions (one per kernel parameter, written "
+        'with `wp.`; rewritten to the file\'s alias), e.g. ["wp.array(dtype=wp.float32)", "wp.float32"], or a '
+        'dict {"types": <list or {param: type}>, "name": "<variable name>"} (name optional; default '
+        "`<kernel>_<type identifiers>`, a matrix or vector type with no named spelling read as `mat31`, `vec5`; "
+        "not with `factory`)."
+    )
+    factory: str | None = argument("name of the function whose body defines the kernel.", default=None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -299,9 +427,22 @@ class KeepCacheArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = False
 
-    sites: tuple[FileLine, ...]
-    protected_functions: list[str] = field(default_factory=list)
-    helpers: list[str] | None = None
+    COMMAND_ONLY = (
+        Arg("lines", "json", "1-based lines of the statements to remove, as in the unmodified file.", required=True),
+    )
+
+    sites: tuple[FileLine, ...] = argument(
+        'the statements to remove; in the JSON, `file` and `lines` (one file\'s), or `sites` ([{"file": str, '
+        '"line": int}, ...]) across files.'
+    )
+    protected_functions: list[str] = argument(
+        "maintenance functions that must keep clearing.", default_factory=list
+    )
+    helpers: list[str] | None = argument(
+        "functions, possibly imported, that make a per-run cache directory (`wp.config.kernel_cache_dir = "
+        "helper()`); same-file helpers are recognised anyway.",
+        default=None,
+    )
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
@@ -345,13 +486,19 @@ class PreloadArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = False
 
-    file: str
-    modules: list[str]
-    device: str
-    max_workers: int | None = None
-    block_dims: dict[str, int] | None = None
-    before_line: int | None = None
-    function: str | None = None
+    file: str = argument("the entry-point file (relative to the repo root).")
+    modules: list[str] = argument("Warp module names to preload (never empty: `modules=None` loads all).")
+    device: str = argument('device to build for, e.g. "cuda:0".')
+    max_workers: int | None = argument("worker threads; default len(modules).", default=None)
+    block_dims: dict[str, int] | None = argument(
+        "module name -> the one block_dim it is launched at.", default=None
+    )
+    before_line: int | None = argument(
+        "line of the first launch; the statements go right before it.", default=None
+    )
+    function: str | None = argument(
+        "function whose body starts with the statements (when no line).", default=None
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -363,8 +510,12 @@ class CpuMaxWorkersArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = False
 
-    file: str
-    lines: list[int] | None = None
+    file: str = argument("the file (relative to the repo root).")
+    lines: list[int] | None = argument(
+        "lines where the calls start; default: every such call in the file except those whose `device` is a "
+        "literal CUDA device.",
+        default=None,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -377,11 +528,24 @@ class ModuleOptionsArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = True  # one edit per module; the modules of one file are one commit
 
-    file: str
-    module: str | None = None
-    kernel: str | None = None
-    options: Options
-    replace: bool | None = None
+    file: str = argument(
+        "the file (relative to the repo root): the one that owns the module, that defines the named module's "
+        "kernels, or that defines the unique kernel."
+    )
+    module: str | None = argument('the string-named Warp module, e.g. "solver.prepare".', default=None)
+    kernel: str | None = argument(
+        'the function name of a `module="unique"` kernel (its def, or the function passed to '
+        "`wp.kernel(fn, ...)`).",
+        default=None,
+    )
+    options: Options = argument(
+        'literal options, e.g. {"enable_backward": false} or {"enable_mathdx_gemm": false}.'
+    )
+    replace: bool | None = argument(
+        "change a key that is already set to another value, in place (e.g. `enable_mathdx_gemm` forced on); "
+        "without it such a conflict is refused.",
+        default=None,
+    )
 
     @property
     def options_set(self) -> tuple[str, ...]:
@@ -404,11 +568,11 @@ class CallSiteArgumentArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = True
 
-    file: str
-    line: int
-    callee: str
-    keyword: str
-    value: OptionValue
+    file: str = argument("the file holding the call (relative to the repo root).")
+    line: int = argument("a 1-based line the call spans (its first line, or the line of the keyword).")
+    callee: str = argument("the called name as written (`make_filter`, `filters.make_filter`) or its last part.")
+    keyword: str = argument('the keyword argument to change, e.g. "enable_backward".')
+    value: OptionValue = argument("the new literal value, e.g. false.")
 
     def where(self) -> str:
         return f"{self.file}:{self.line}"
@@ -429,16 +593,23 @@ class FactorySetArgs(CodemodArgs):
     JOINS_LIST = None
     ONE_PLACE_PER_CALL = False
 
-    file: str
-    class_name: str
-    method: str
-    line: int
-    callee: str
-    attribute: str
-    module: str
-    factory_file: str
-    factory: str
-    parameter: str = "module"
+    COMMAND_ONLY = (
+        Arg(
+            "edit", "str", 'what this file gets: "loop" (the class), "factory", or "both" (one file holds both).',
+            default="both",
+        ),
+    )
+
+    file: str = argument("the file of the class (relative to the repo root).")
+    class_name: str = argument("the class whose method's `for` loop launches the kernels.")
+    method: str = argument("the method holding the loop.")
+    line: int = argument("a line the factory call spans (in that loop).")
+    callee: str = argument("the called name as written (`make_filter`, `filters.make_filter`).")
+    attribute: str = argument("the name of the dict the constructor builds (`_filter_kernels`).")
+    module: str = argument("the named Warp module the class's kernels share.")
+    factory_file: str = argument("the file defining the factory (relative to the repo root).")
+    factory: str = argument("the factory function.")
+    parameter: str = argument("the factory's keyword parameter for the module.", default="module")
 
     def by_file(self) -> dict[str, dict[str, Any]]:
         """Every argument for each file, and which `edit` is made there: the loop's class, the factory, or both."""

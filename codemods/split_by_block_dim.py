@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import (
     WarpImports,
     code,
@@ -157,13 +157,6 @@ class SplitByBlockDim(WarpCodemod):
     import header (skipped when `options` is empty). A kernel launched at a run-time block_dim is
     simply a group of its own.
 
-    args:
-      file (str): the file (relative to the repo root).
-      groups (dict[str, str]): kernel function name -> group (named Warp module), e.g.
-        {"integrate": "sim_bd256", "reduce": "sim_bd64"}.
-      options (dict, optional): literal options of the old module to carry to each group, e.g.
-        {"fast_math": true}; default {}.
-
     Refuses when a kernel is missing or not a Warp kernel, its `module=` is computed (not a literal),
     or it carries `module_options`.
     """
@@ -171,10 +164,6 @@ class SplitByBlockDim(WarpCodemod):
     NAME = "split_by_block_dim"
     ARGS_TYPE = SplitByBlockDimArgs
     DESCRIPTION = "Give each block_dim group of kernels its own named module, carrying the old options."
-    ARGS = (
-        Arg("groups", "json", "kernel name -> group module name", required=True),
-        Arg("options", "json", "options dict of the old module to carry to each group", default={}),
-    )
     EXAMPLES = (
         Example(
             title="two block-dim groups, options carried",

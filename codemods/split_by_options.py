@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from ._base import Arg, Example, Refusal, WarpCodemod
+from ._base import Example, Refusal, WarpCodemod
 from ._cst import WarpImports, decorator_module, find_functions, is_string, kernel_decorator
 from ._partial import DefReading, Focus
 from .specs import SplitByOptionsArgs
@@ -92,12 +92,6 @@ class SplitByOptions(WarpCodemod):
     `wp.get_module("<module>").options.update({...})` after the import header. `options` is the new
     module's whole literal set: the planner carries the old module's own options into it.
 
-    args:
-      file (str): the file (relative to the repo root).
-      kernels (list[str]): kernel function names in that file.
-      module (str): the new named Warp module.
-      options (dict): its options, e.g. {"enable_mathdx_gemm": false, "enable_backward": false}.
-
     Refuses when `options` is not a non-empty dict, a kernel is missing or not a Warp kernel, is a
     `module="unique"` kernel (it takes `module_options` instead), its `module=` is computed, or it
     carries `module_options`.
@@ -106,11 +100,6 @@ class SplitByOptions(WarpCodemod):
     NAME = "split_by_options"
     ARGS_TYPE = SplitByOptionsArgs
     DESCRIPTION = "Move kernels into a named module of their own, with its own options."
-    ARGS = (
-        Arg("kernels", "strs", "kernel function names", required=True),
-        Arg("module", "str", "the new named Warp module", required=True),
-        Arg("options", "json", "the new module's literal options", required=True),
-    )
     EXAMPLES = (
         Example(
             title="the f32 GEMM leaves the MathDx module; the f16 GEMM keeps MathDx",

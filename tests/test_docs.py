@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
@@ -93,3 +94,15 @@ def test_every_codemod_has_a_section_with_each_of_its_arguments():
     for name, command in REGISTRY.items():
         for arg in command.ARGS:
             assert arg.name in sections[name], f"docs/codemods.md: {name} does not mention its argument {arg.name}"
+
+
+def test_each_codemod_section_quotes_its_docstring_and_command_line():
+    """The docstring ends with the `args:` list derived from the codemod's Args; the page shows both as they are."""
+    from codemods import REGISTRY
+
+    text = (DOCS / "codemods.md").read_text()
+    sections = dict(re.findall(r"^## `(\w+)` .*?\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL))
+    for name, command in REGISTRY.items():
+        quoted = re.search(r"```text\n(.*?)\n```", sections[name], re.DOTALL)
+        assert quoted and quoted.group(1) == inspect.cleandoc(command.__doc__), f"docs/codemods.md: {name}'s docstring"
+        assert f"CLI: `{command.cli_usage()}`" in sections[name], f"docs/codemods.md: {name}'s command line"

@@ -1,7 +1,7 @@
 """The measured quantities, defined once.
 
-Each `Metric` knows its `Summary` field, its commit trailer, the label a person reads, its unit and which
-way is better. compare judges them, the commit records them, `warp-fix log` totals and shows them: all by
+Each `Metric` knows its `Summary` field, its commit trailer, the label a person reads and its unit; lower is
+better for every one. compare judges them, the commit records them, `warp-fix log` totals and shows them: all by
 iterating these tables, so a metric added here reaches every one of them.
 """
 
@@ -22,7 +22,6 @@ class Metric:
     label: str  # what a person reads
     unit: str  # "ms", "bytes", or "" for a count
     timing: bool  # noisy, judged against a noise band; else structural: deterministic, and it decides first
-    lower_is_better: bool = True
     in_cache_dir: bool = False  # counted from the files the run left in its kernel cache directory
 
     def format(self, value: float) -> str:

@@ -189,6 +189,20 @@ def test_cli_runs_a_codemod(tmp_path: Path) -> None:
     assert '@wp.kernel(module="ops")' in target.read_text()
 
 
+def test_cli_parses_int_and_json_arguments_from_the_args_fields(tmp_path: Path) -> None:
+    """`--line` (an int field) and `--value` (a JSON value field): both derived from CallSiteArgumentArgs."""
+    target = tmp_path / "app.py"
+    target.write_text("from filters import make_filter\n\nk = make_filter(3, enable_backward=True)\n")
+    flags = ["--line", "3", "--callee", "make_filter", "--keyword", "enable_backward", "--value", "false"]
+    result = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "call_site_argument.CallSiteArgument", str(target), *flags,
+         "--no-format", "--hide-progress"],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert target.read_text().endswith("k = make_filter(3, enable_backward=False)\n")
+
+
 def test_factory_set_edits_the_class_and_the_factory_in_their_own_files(tmp_path: Path) -> None:
     """One place, two files: the class's loop and constructor, and the factory's new keyword; run twice, no change."""
     (tmp_path / "app").mkdir()

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import subprocess
 import sys
-import types
-import typing
 
 import pytest
 
 from codemods import REGISTRY
-from codemods.specs import ARGS_TYPES, CodemodArgs, Effect, places_from_json, places_to_json
+from codemods.specs import (
+    ARGS_TYPES,
+    LOCATION_FIELDS,
+    Arg,
+    CodemodArgs,
+    Effect,
+    Options,
+    OptionValue,
+    argument,
+    places_from_json,
+    places_to_json,
+)
 
 TRAITS = ("CODEMOD", "EFFECT", "JOINS_LIST", "ONE_PLACE_PER_CALL")
 CODEMODS = sorted(REGISTRY)
-#: fields that say where a place is, not what the command does there (by_file turns them into files)
-LOCATION_FIELDS = {"file", "sites"}
 
 
 def test_every_codemod_has_args_and_every_args_a_codemod() -> None:
@@ -41,33 +49,59 @@ def test_args_are_a_frozen_dataclass_named_for_the_codemod_with_every_trait(name
         assert args_type.where is not CodemodArgs.where
 
 
-def _kind(annotation: typing.Any) -> str:
-    """The CLI kind (`Arg.kind`) a field's type asks for."""
-    options = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(options) == 1:
-        annotation = options[0]
-    if annotation in (str, int):
-        return annotation.__name__
-    if typing.get_origin(annotation) is list and typing.get_args(annotation) == (str,):
-        return "strs"
-    return "json"
-
-
 @pytest.mark.parametrize("name", CODEMODS)
-def test_args_agree_with_the_commands_arguments(name) -> None:
-    """Each field but the location is a command argument: same name, kind, and whether it is required."""
+def test_every_field_says_what_it_means_and_every_other_is_a_command_argument(name) -> None:
+    """The Args is the one declaration: the command's arguments are its fields but the location, then the
+    arguments only the command takes; each in the docstring's `args:` list."""
     command, args_type = REGISTRY[name], ARGS_TYPES[name]
-    arguments = {a.name: a for a in command.ARGS}
-    hints = typing.get_type_hints(args_type)
     for f in dataclasses.fields(args_type):
-        if f.name in LOCATION_FIELDS:
-            continue
-        assert f.name in arguments, f"{name}: field {f.name} is no argument of the command"
-        argument = arguments[f.name]
-        required = f.default is f.default_factory is dataclasses.MISSING
-        assert argument.required == required, f"{name}.{f.name}: required {argument.required} vs {required}"
-        if args_type.CODEMOD != "merge_modules":  # its places pair each kernel with its file
-            assert argument.kind == _kind(hints[f.name]), f"{name}.{f.name}"
+        assert f.metadata.get("help"), f"{name}.{f.name} has no help: declare it with specs.argument(help)"
+    arguments = [f.name for f in dataclasses.fields(args_type) if f.name not in LOCATION_FIELDS]
+    assert [a.name for a in command.ARGS] == arguments + [a.name for a in args_type.COMMAND_ONLY]
+    assert command.__doc__.endswith(args_type.describe())
+    for f in dataclasses.fields(args_type):
+        assert f"\n  {f.name} (" in command.__doc__, f.name
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _SampleArgs(CodemodArgs):
+    file: str = argument("the file.")
+    names: list[str] = argument("names.")
+    line: int | None = argument("a line.", default=None)
+    value: OptionValue = argument("a value.")
+    options: Options = argument("options.", default_factory=dict)
+    kernels: list[tuple[str, str]] = argument("pairs, names on the command line.", cli_kind="strs")
+
+
+def test_command_arguments_take_their_kind_requirement_and_default_from_the_fields() -> None:
+    assert _SampleArgs.command_args() == (
+        Arg("names", "strs", "names.", required=True),
+        Arg("line", "int", "a line."),
+        Arg("value", "json", "a value.", required=True),
+        Arg("options", "json", "options.", default={}),
+        Arg("kernels", "strs", "pairs, names on the command line.", required=True),
+    )
+    assert _SampleArgs.describe().splitlines() == [
+        "args:",
+        "  file (str): the file.",
+        "  names (list[str]): names.",
+        "  line (int, optional): a line.",
+        "  value (JSON value): a value.",
+        "  options (dict, default {}): options.",
+        "  kernels (list[tuple[str, str]]): pairs, names on the command line.",
+    ]
+
+
+def test_the_cli_parses_each_kind_of_argument() -> None:
+    """What `python -m libcst.tool codemod` does with the derived ARGS: several values, an int, JSON."""
+    parser = argparse.ArgumentParser()
+    REGISTRY["preload"].add_args(parser)
+    parsed = parser.parse_args(["--modules", "sim", "render", "--device", "cuda:0", "--max_workers", "2",
+                                "--block_dims", '{"sim": 128}'])  # fmt: skip
+    assert (parsed.modules, parsed.device, parsed.max_workers, parsed.block_dims) == (
+        ["sim", "render"], "cuda:0", 2, {"sim": 128}
+    )
+    assert parsed.function is None and parsed.before_line is None
 
 
 @pytest.mark.parametrize("name", CODEMODS)

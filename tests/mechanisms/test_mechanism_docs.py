@@ -1,4 +1,5 @@
-"""docs/mechanisms.md stays in step with the code: its table states each mechanism's identity as its file does."""
+"""docs/mechanisms.md and the compile model (docs/compile-model.md) stay in step with the code: their tables state
+each mechanism's identity as its file does."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 
 from warp_fix.mechanisms import MECHANISMS, SLUGS
 
-PAGE = (Path(__file__).resolve().parents[2] / "docs" / "mechanisms.md").read_text()
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PAGE = (DOCS / "mechanisms.md").read_text()
 # | [slug](#slug) | CS id | in one line | fix | class |
 ROWS = {
     slug: (cs, fix, safety)
@@ -39,3 +41,19 @@ def test_fix_paragraph_names_each_codemod_and_safety_class(mechanism):
         assert f"`{codemod}`" in fix, codemod
     for safety in mechanism.SAFETY:
         assert re.search(rf"\*\*{safety}\*\*", fix, re.IGNORECASE), safety
+
+
+# | CS id | [slug](mechanisms.md#slug) | what happens | signal | fix | not when |
+MODEL_ROWS = re.findall(
+    r"^\| (CS-\d+|—) \| \[([\w-]+)\]\(mechanisms\.md#([\w-]+)\) \|",
+    (DOCS / "compile-model.md").read_text(),
+    re.MULTILINE,
+)
+
+
+def test_the_compile_models_table_gives_every_mechanism_its_id_in_registry_order():
+    assert [slug for _, slug, _ in MODEL_ROWS] == list(SLUGS)
+    assert all(anchor == slug for _, slug, anchor in MODEL_ROWS)
+    ids = {slug: cs for cs, slug, _ in MODEL_ROWS}
+    assert {m.SLUG: m.CS or "—" for m in MECHANISMS} == ids
+    assert sorted(cs for cs in ids.values() if cs != "—") == sorted(f"CS-{n}" for n in range(1, 14))

@@ -88,7 +88,6 @@ def test_tapes_and_their_backward_calls(scan):
         ("backward", "tape", "train"),
         ("backward", "inner", "train"),
     ]
-    assert index.uses_tape
 
 
 def test_a_factory_call_launched_by_its_own_loop_records_where_the_values_come_from(scan):

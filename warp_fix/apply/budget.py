@@ -18,7 +18,7 @@ from warp_fix.compare import INCONCLUSIVE, INVALID, NO_EFFECT, Comparison, Timin
 from warp_fix.metrics import KERNEL
 from warp_fix.wording import counted
 
-MIN_TIMING_SAMPLES = 3  # a median and a MAD need three values (WARP_FACTS.md, measurement rules)
+MIN_TIMING_SAMPLES = 3  # a median and a MAD need three values (docs/compile-model.md, measurement rules)
 CLEARLY_OUTSIDE = 2.0  # |delta| > 2 x band: more samples will not change the verdict
 CLEARLY_INSIDE = 0.5  # |delta| < band / 2: more samples will not make it significant
 LARGE_EFFECT = 2.0  # |delta| >= 2 x a band that rests on repeated runs: decided at 2 per arm

@@ -25,7 +25,6 @@ class ApplyRequest:
     timeout: float | None
     dry_run: bool = False
     allow_nondeterministic_output: bool = False
-    config_source: Path | None = None
     output_tolerance: float | None = None  # relative; replaces the tolerances learned from the baseline
     seconds_per_fix: float | None = None  # a timing-decided fix stops sampling once it has used this much
 
@@ -77,7 +76,6 @@ def build_request(
         timeout=timeout if timeout is not None else config.timeout,
         dry_run=dry_run,
         allow_nondeterministic_output=allow_nondeterministic_output,
-        config_source=config.source,
         output_tolerance=output_tolerance,
         seconds_per_fix=seconds_per_fix,
     )

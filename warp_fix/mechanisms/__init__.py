@@ -1,4 +1,4 @@
-"""Every mechanism of WARP_FACTS.md, one file each: its detection, its fix proposal and its examples.
+"""Every mechanism of docs/compile-model.md, one file each: its detection, its fix proposal and its examples.
 
 To change how a mechanism is detected or fixed, open `warp_fix/mechanisms/<slug>.py` (and the codemod in
 `codemods/` if the edit itself changes). To add one, write a `Mechanism` subclass with its EXAMPLES there,
@@ -26,7 +26,7 @@ from warp_fix.mechanisms.unroll_budget import UnrollBudget
 from warp_fix.mechanisms.unused_backward import UnusedBackward
 from warp_fix.model import Finding
 
-# The order of WARP_FACTS.md's table (the config trap after CS-3): findings and docs follow it.
+# The order of docs/compile-model.md's table (the config trap after CS-3): findings and docs follow it.
 MECHANISMS: tuple[Mechanism, ...] = (
     KernelAfterLoad(),
     FactoryInLoop(),

@@ -79,14 +79,14 @@ class Example:
 
 
 class Mechanism(Generic[FactsT]):
-    """One reason for extra compiles (a row of WARP_FACTS.md's table): detection and fix in one place.
+    """One reason for extra compiles (a row of docs/compile-model.md's table): detection and fix in one place.
 
     Generic over its facts: a frozen dataclass in its own file, which `diagnose` fills and `propose` reads, so
     propose never recomputes what diagnose found nor reads it back out of a dict or a sentence.
     """
 
     SLUG: ClassVar[str]  # stable name used by plan, `apply --allow/--only` and commit trailers
-    CS: ClassVar[str | None]  # the id in WARP_FACTS.md's table ("CS-5"); None for the config trap
+    CS: ClassVar[str | None]  # the id in docs/compile-model.md's table ("CS-5"); None for the config trap
     TITLE: ClassVar[str]  # plain language, the Finding's title
     SAFETY: ClassVar[tuple[str, ...]]  # the safety classes its fixes can have (docs/mechanisms.md says when)
     CODEMODS: ClassVar[tuple[str, ...]]  # names in codemods.REGISTRY its fixes use

@@ -113,7 +113,7 @@ def _bank(
 
 class FactoryInLoop(Mechanism[LoopSets]):
     SLUG = "factory-in-loop"
-    CS = None  # CS-1 one module level up; the id in WARP_FACTS.md's table stays kernel-after-load's
+    CS = None  # CS-1 one module level up; the id in docs/compile-model.md's table stays kernel-after-load's
     TITLE = "a factory's kernels made one by one in the loop that launches them, a module each"
     SAFETY = (SAFE,)
     CODEMODS = ("factory_set",)

@@ -1,4 +1,4 @@
-"""Robust statistics for samples: median, MAD and the noise band of WARP_FACTS.md."""
+"""Robust statistics for samples: median, MAD and the noise band of docs/compile-model.md (measurement rules)."""
 
 from __future__ import annotations
 

@@ -396,10 +396,6 @@ class SourceIndex:
     def file_of_module(self, python_module: str) -> str | None:
         return next((f.file for f in self.files if f.python_module == python_module and f.in_repo), None)
 
-    @property
-    def uses_tape(self) -> bool:
-        return bool(self.tapes)
-
     # -- serialisation -------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:

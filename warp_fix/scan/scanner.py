@@ -74,12 +74,6 @@ def scan_repository(root: Path, *, library_roots: Sequence[Path] = ()) -> Source
     return index
 
 
-def scan_source(text: str, info: FileInfo) -> SourceIndex:
-    """Index one file's text (raises SyntaxError when `ast` cannot parse it)."""
-    prepared = PreparedFile.parse(text, info)
-    return prepared.collect(resolve_files([prepared.name_request()])[0])
-
-
 @dataclass
 class PreparedFile:
     """A parsed file waiting for its names to be resolved (resolution is batched across files)."""
