@@ -326,6 +326,31 @@ def test_log_cli_prints_rows_and_json(tmp_path):
     assert missing.returncode == 2 and "no branch nope" in missing.stderr
 
 
+def test_log_after_an_apply_that_kept_nothing_says_what_it_decided_and_exits_0(tmp_path):
+    """apply made no branch (it keeps a branch only for a kept fix); the documented `apply` then `log` goes on."""
+    from tests.apply.conftest import run_cli
+    from warp_fix.apply.ledger import DECLINED, DROPPED, Ledger, save_ledger
+    from warp_fix.apply.worktree import UserRepo
+
+    repo = init_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    base = git(repo, "rev-parse", "HEAD")
+    ledger = Ledger("wf/none", base, "main", ["python", "-m", "app"], ".", "rule", status="complete", entries=[
+        Entry("F1", "late-module-options", "Set the options at import", "safe", DROPPED, "no effect: hash unchanged"),
+        Entry("F2", "unused-backward", "Turn off backward", "consent", DECLINED, "needs consent: --allow"),
+    ])
+    save_ledger(ledger, UserRepo.discover(repo).ledger_dir())
+    log = branch_log(repo, "wf/none")
+    assert [e.fix_id for e in log.decided_without_branch] == ["F1", "F2"] and log.rows == []
+    shown = run_cli("log", "wf/none", cwd=repo)
+    assert shown.returncode == 0, shown.stderr
+    assert "wf/none: apply kept no fix, so there is no branch; it decided 2 fixes" in shown.stdout
+    assert "F1 dropped: Set the options at import (no effect: hash unchanged)" in " ".join(shown.stdout.split())
+    as_json = run_cli("log", "wf/none", "--json", "-", cwd=repo)
+    assert as_json.returncode == 0 and '"outcome": "declined"' in as_json.stdout
+    missing = run_cli("log", "nope", cwd=repo)
+    assert missing.returncode == 2 and "no branch nope" in missing.stderr  # no ledger either: still an error
+
+
 def test_a_commits_timing_inside_its_band_reads_as_noise_in_the_log_table():
     from warp_fix.apply.review import BranchLog, CommitRow
     from warp_fix.apply.trailers import CommitTrailers

@@ -9,7 +9,7 @@ from typing import Any
 
 from warp_fix.apply.errors import ApplyError
 from warp_fix.apply.git import Git
-from warp_fix.apply.ledger import KEPT, Ledger, Numbers, load_ledger, significance
+from warp_fix.apply.ledger import KEPT, Entry, Ledger, Numbers, load_ledger, significance
 from warp_fix.apply.trailers import CommitTrailers, TrailerCodec
 from warp_fix.apply.worktree import UserRepo
 from warp_fix.compare import TimingDelta
@@ -51,6 +51,8 @@ class BranchLog:
     headlines: dict[str, str] = field(default_factory=dict)  # sha -> what the fix was kept for, per the ledger
     # sha -> the timing metrics (labels) its own measurement left inside their noise band, per the ledger
     inside_band: dict[str, set[str]] = field(default_factory=dict)
+    # what apply decided when it kept nothing: it made no branch, and its ledger is all there is to review
+    decided_without_branch: list[Entry] | None = None
 
     @property
     def ours(self) -> list[CommitRow]:
@@ -130,6 +132,10 @@ class BranchLog:
             "totals": {metric.trailer: list(v) for metric, v in self.totals().items()},
             "totals_source": self.totals_source(),
             "ledger_total": dataclasses.asdict(self.ledger_total) if self.ledger_total else None,
+            "decided_without_branch": [
+                {"fix": e.fix_id, "slug": e.slug, "title": e.title, "outcome": e.outcome, "reason": e.reason}
+                for e in self.decided_without_branch or ()
+            ] if self.decided_without_branch is not None else None,
         }
 
 
@@ -139,9 +145,14 @@ def branch_log(cwd: Path, branch: str | None = None, base: str | None = None) ->
     name = branch or repo.head_ref
     if not name:
         raise ApplyError("HEAD is detached: name the branch, e.g. warp-fix log wf/startup")
-    if not repo.branch_exists(name):
-        raise ApplyError(f"no branch {name}")
     ledger = load_ledger(repo.ledger_dir(), name)
+    if not repo.branch_exists(name):
+        if ledger is None:
+            raise ApplyError(f"no branch {name}")
+        # apply kept nothing, so it made no branch: what it decided is the review (a scripted apply-then-log goes on)
+        base = ledger.base_commit
+        return BranchLog(name, base, f"recorded by apply ({ledger.base_ref or 'detached HEAD'})",
+                         decided_without_branch=list(ledger.entries))
     start, source = _base(git, repo, name, base, ledger)
     shas = git.run("rev-list", "--reverse", f"{start}..refs/heads/{name}").split()
     log = BranchLog(name, start, source, [_row(git, sha) for sha in shas])

@@ -130,6 +130,9 @@ def _ms(numbers: Numbers, metric: Metric) -> str:
 def print_log(log: BranchLog, console: Console) -> None:
     """The branch's commits in three columns that fit a 100-column terminal without splitting a word: the
     commit, what it changed (subject, mechanism, files) and what it measured against its predecessor."""
+    if log.decided_without_branch is not None:
+        _print_nothing_kept(log, console, log.decided_without_branch)
+        return
     commits = counted(len(log.rows), "commit")
     table = Table(title=escape(f"{log.branch}: {commits} since {log.base[:10]} ({log.base_source})"))
     table.add_column("commit", no_wrap=True)
@@ -151,6 +154,18 @@ def print_log(log: BranchLog, console: Console) -> None:
     if log.foreign:
         foreign = counted(len(log.foreign), "commit")
         console.print(f"{foreign} not made by warp-fix (no Warp-Fix trailers)", highlight=False)
+
+
+def _print_nothing_kept(log: BranchLog, console: Console, decided: list[Entry]) -> None:
+    """The review of an apply that kept nothing: it made no branch, so its ledger says what it decided."""
+    console.print(
+        f"{log.branch}: apply kept no fix, so there is no branch; it decided {counted(len(decided), 'fix', 'fixes')} "
+        f"(from {log.base[:10]}):",
+        markup=False, highlight=False,
+    )
+    for entry in decided:
+        console.print(f"  {entry.fix_id} {entry.outcome}: {entry.title} ({entry.brief_reason()})",
+                      markup=False, highlight=False)
 
 
 def _commit_measured(log: BranchLog, row: CommitRow) -> str:
