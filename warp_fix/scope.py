@@ -29,7 +29,8 @@ from codemods.specs import GENERATED_MARKER
 from warp_fix.model import Safety
 from warp_fix.ownership import PACKAGE_FOLDERS, Owner, Verdict, place_of
 from warp_fix.report import KernelSource, ModuleBuild, Report
-from warp_fix.scan.index import KernelDef, Located, SourceIndex
+from warp_fix.scan.index import CacheOperation, KernelDef, Located, SourceIndex
+from warp_fix.scan.parsed import says_maintenance
 
 # The highest class of a fix that edits code of this owner (None: no edit at all).
 EDIT_CEILING: dict[Owner, Safety | None] = {
@@ -170,6 +171,21 @@ class Scope:
                 return None
             relative = "/".join(parts[marks[-1]:])
         return relative.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+
+    def maintenance(self, operation: CacheOperation, ran: bool) -> Verdict | None:
+        """A cache clear someone asked for: behind a guard (`if args.rebuild:`), or in a function named for
+        maintenance (`rebuild_cache`), or documented so when the run did not enter it. A statement the measured
+        run executed is judged by its guard and its function's name only: a helper run at every start whose
+        docstring says it "keeps $HOME clean" is no maintenance path. None: not a maintenance path."""
+        if operation.maintenance_guard:
+            return Verdict(Owner.MAINTENANCE, f"a guarded maintenance path (if {operation.maintenance_guard})",
+                           operation.file)
+        if says_maintenance(operation.function):
+            return Verdict(Owner.MAINTENANCE, f"a maintenance function ({operation.function})", operation.file)
+        if not ran and says_maintenance(operation.function_doc):
+            return Verdict(Owner.MAINTENANCE, f"documented as maintenance ({operation.function}), not run",
+                           operation.file)
+        return None
 
     # -- kernels and modules --------------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ from warp_fix.mechanisms._common import fired, ms, ruled_out, runtime, static
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Evidence, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import CacheDirEvidence, CacheOp, Rebuild, Report, Trace
 from warp_fix.scan.index import CacheOperation, Value
-from warp_fix.scan.parsed import says_maintenance
 from warp_fix.wording import counted
 
 CALLED_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")  # `helper(...)`: the name of the helper
@@ -89,7 +88,7 @@ class CacheDiscarded(Mechanism[DiscardedCache]):
                 operation.kind.removeprefix("env.") in unattributed
                 and (operation.file, operation.function) in functions_ran
             )
-            if ran and not is_maintenance(operation, ran):
+            if ran and inputs.scope.maintenance(operation, ran) is None:
                 incidental.append(operation)
                 helpers.update(_helper_of(operation))
             elif (operation.file, operation.line) not in harmless:
@@ -409,17 +408,6 @@ def _functions_that_ran(inputs: Inputs) -> set[tuple[str | None, str | None]]:
         for frame in (site, *site.callers()):
             ran.add((inputs.repo_file(frame.file), frame.function))
     return ran
-
-
-def is_maintenance(operation, ran: bool = False) -> bool:
-    """A clear that someone asked for (a --rebuild flag, a documented maintenance function).
-
-    A statement the measured run executed is judged by its guard and its function's name only: a helper run at
-    every start whose docstring says it "keeps $HOME clean" is no maintenance path.
-    """
-    if operation.maintenance_guard:
-        return True
-    return says_maintenance(operation.function) or (not ran and says_maintenance(operation.function_doc))
 
 
 def _per_run_cache_dir(report: Report) -> str:

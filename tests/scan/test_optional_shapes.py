@@ -1,0 +1,57 @@
+"""Optional code, written the ways real projects write a plugin: the scope calls each one optional, and an object's
+own mode flag the project's own code (`warp_fix.scope.optional_reason` on what the scan found)."""
+
+from __future__ import annotations
+
+import pytest
+
+from warp_fix.scope import optional_reason
+
+KERNEL_BODY = "    i = wp.tid()\n    a[i] = a[i] * 2.0\n"
+
+
+def kernel(name: str, indent: str) -> str:
+    body = "".join(indent + line + "\n" for line in KERNEL_BODY.splitlines())
+    return f"{indent}@wp.kernel\n{indent}def {name}(a: wp.array(dtype=float)):\n{body}"
+
+
+SHAPES = {
+    "a branch on a string kind given to a factory": (
+        "def make(kind):\n    if kind == 'toon':\n" + kernel("toon", "        ") + "        return toon\n"
+        "    raise ValueError(kind)\n", "toon", True),
+    "if/return on a parameter": (
+        "def make(mode):\n    if mode:\n" + kernel("fast", "        ") + "        return fast\n"
+        + kernel("slow", "    ") + "    return slow\n", "fast", True),
+    "the code after an if/return on a parameter": (
+        "def make(mode):\n    if mode == 'fast':\n        return None\n"
+        + kernel("slow", "    ") + "    return slow\n", "slow", True),
+    "match on a parameter": (
+        "def make(kind):\n    match kind:\n        case 'blur':\n" + kernel("blur", "            ")
+        + "            return blur\n", "blur", True),
+    "a dict registry of factories": (
+        "def make_fade():\n" + kernel("fade", "    ") + "    return fade\n\n\nEFFECTS = {'fade': make_fade}\n",
+        "fade", True),
+    "a dict registry of plugin classes": (
+        "class Blur:\n    def kernel(self):\n" + kernel("blur", "        ") + "        return blur\n\n\n"
+        "TRANSFORMS = {'blur': Blur}\n", "blur", True),
+    "a branch on the kind an object was given": (
+        "class Filter:\n    def __init__(self, kind):\n        self.kind = kind\n\n    def kernel(self):\n"
+        "        if self.kind == 'edge':\n" + kernel("edge", "            ") + "            return edge\n",
+        "edge", True),
+    "match on the kind an object was given": (
+        "class Filter:\n    def kernel(self):\n        match self.kind:\n            case 'edge':\n"
+        + kernel("edge", "                ") + "                return edge\n", "edge", True),
+    "a mode flag of the object (its own code)": (
+        "class Recorder:\n    def record(self):\n        if self.sync_mode:\n" + kernel("advance", "            ")
+        + "            return advance\n", "advance", False),
+    "a factory every run calls the same way (its own code)": (
+        "def make():\n" + kernel("scale", "    ") + "    return scale\n", "scale", False),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=list(SHAPES))
+def test_the_scope_calls_each_plugin_shape_optional(scan, shape):
+    source, name, optional = SHAPES[shape]
+    index = scan({"app/__init__.py": "", "app/plugins.py": "import warp as wp\n\n\n" + source})
+    (found,) = [k for k in index.kernels if k.name == name]
+    assert (optional_reason(found) is not None) is optional, found.chosen_by
