@@ -85,10 +85,13 @@ def _restore_lock(root: Path) -> Iterator[None]:
     """One restore at a time into a cache: a second waits, then finds what the first placed (and --merge keeps it).
 
     The lock is on the folder that holds the versioned root (a directory can be flock'ed), so no lock file
-    is left beside Warp's entries.
+    is left beside Warp's entries. Where there is no `flock` (Windows), restores are not serialised.
     """
-    import fcntl
-
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
     try:
         root.parent.mkdir(parents=True, exist_ok=True)
         handle = os.open(root.parent, os.O_RDONLY)
