@@ -164,7 +164,8 @@ def _place(reader: ArchiveReader, root: Path, manifest: Manifest, kept: set[str]
         raise BakeError(f"cannot write the cache {root}: {exc.strerror or exc}") from None
     try:
         os.chmod(stage, directory_mode())  # Warp's mode for the folder it becomes, not mkdtemp's 0700
-        reader.extract(stage)
+        if reader.extract(stage) != manifest:  # the file was replaced since it was verified
+            raise BakeError(f"refused {reader.name}: it changed while it was being restored")
         record = _record(stage, manifest)
         record.parent.mkdir(exist_ok=True)
         record.write_text(manifest.dumps())
