@@ -166,9 +166,9 @@ def byte_count(text: str) -> int:
     """`5000000`, `512M`, `4G` (binary multiples)."""
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
     digits, unit = text.strip().upper().removesuffix("B").removesuffix("I"), ""
-    if digits[-1:] in units:
+    if digits[-1:].isalpha():
         digits, unit = digits[:-1], digits[-1]
-    if not digits.isdigit() or int(digits) == 0:
+    if unit not in units or not digits.isdigit() or int(digits) == 0:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (write 512M, 4G or a byte count)")
     return int(digits) * units[unit]
 

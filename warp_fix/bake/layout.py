@@ -43,10 +43,10 @@ def layout_fault(manifest: Manifest) -> str | None:
 
 
 def _path_fault(path: str) -> str | None:
-    parts = PurePosixPath(path).parts
-    if PurePosixPath(path).is_absolute() or ".." in parts or "." in parts or not parts or "\\" in path:
+    segments = path.split("/")  # as written: PurePosixPath would drop "." and empty segments
+    if path.startswith("/") or "\\" in path or any(s in ("", ".", "..") for s in segments):
         return f"the manifest names a path outside the cache: {path}"
-    if parts[0] == RECORDS_DIR:
+    if segments[0] == RECORDS_DIR:
         return f"the manifest names warp-fix's own record {path}: an archive may not write it"
     return None
 
