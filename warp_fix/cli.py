@@ -403,7 +403,8 @@ def bake_create(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake import bake
     from warp_fix.bake.view import bake_lines
 
-    result = bake(_bake_command(args), Path(args.cwd), _path(args.out), _archs(args), args.timeout)
+    command = _bake_command(args)
+    result = bake(command, Path(args.cwd), args.out, _archs(args), args.timeout, _path(args.sign))
     return bake_lines(result), EXIT_OK, result.to_json()
 
 
@@ -414,7 +415,11 @@ def bake_key(args: argparse.Namespace) -> BakeOutput:
     if args.from_report:
         if args.arch:
             raise UsageError("--arch needs a bake run: a report holds no ahead-of-time binaries (drop --from-report)")
-        key = key_of_report(load_report(args.from_report))
+        try:
+            report = load_report(args.from_report)
+        except UnicodeDecodeError as exc:  # bytes that are not text fail before the report's own checks
+            raise UsageError(f"cannot read report {args.from_report}: not a JSON text ({exc.reason})") from None
+        key = key_of_report(report)
     else:
         key = key_of_run(_bake_command(args), Path(args.cwd), args.timeout, _archs(args))
     return [key], EXIT_OK, {"key": key}
@@ -425,7 +430,8 @@ def bake_restore(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake.view import restore_lines
 
     result = restore(
-        Path(args.archive), _path(args.cache), args.merge, args.python, args.expect_key, args.recheck_environment
+        Path(args.archive), _path(args.cache), args.merge, args.python, args.expect_key, args.recheck_environment,
+        args.max_bytes, _path(args.require_signature),
     )
     return restore_lines(result), EXIT_OK, result.to_json()
 
@@ -461,7 +467,7 @@ def bake_push(args: argparse.Namespace) -> BakeOutput:
 def bake_pull(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake import pull
 
-    path, manifest = pull(args.url, Path(args.out))
+    path, manifest = pull(args.url, args.out)
     line = f"pulled {args.url} to {path} (key {manifest.key}; every checksum verified)"
     return [line], EXIT_OK, {"archive": str(path), "url": args.url, "key": manifest.key}
 

@@ -162,6 +162,17 @@ def cuda_arch(text: str) -> list[int]:
     return archs
 
 
+def byte_count(text: str) -> int:
+    """`5000000`, `512M`, `4G` (binary multiples)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    digits, unit = text.strip().upper().removesuffix("B").removesuffix("I"), ""
+    if digits[-1:].isalpha():
+        digits, unit = digits[:-1], digits[-1]
+    if unit not in units or not digits.isdigit() or int(digits) == 0:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (write 512M, 4G or a byte count)")
+    return int(digits) * units[unit]
+
+
 def with_default_bake_action(argv: list[str]) -> list[str]:
     """`warp-fix bake -- COMMAND` (no action named) means `warp-fix bake create -- COMMAND`."""
     if argv[:1] == ["bake"] and (len(argv) == 1 or argv[1] not in (*BAKE_ACTIONS, "-h", "--help")):
@@ -179,7 +190,13 @@ def _add_bake_command(sub) -> None:
         "create", help="run cold in a private cache and archive what it built, with its manifest",
         formatter_class=CommandAfterDashes,
     )
-    create.add_argument("--out", metavar="PATH", help="the archive file, or a directory for it (default: here)")
+    create.add_argument(
+        "--out", metavar="PATH", help="the archive file, or a directory for it: DIR/ or an existing one, created "
+        "when missing (default: here)",
+    )
+    create.add_argument(
+        "--sign", metavar="KEY", help="sign the archive with this SSH private key (ssh-keygen -Y sign): ARCHIVE.sig",
+    )
     _add_arch_option(create)
     _add_bake_run_options(create)
 
@@ -209,7 +226,7 @@ def _add_bake_command(sub) -> None:
     verify.add_argument("--cache", metavar="DIR", help="the cache, as WARP_CACHE_PATH (default: the run's own)")
     source = verify.add_mutually_exclusive_group()
     source.add_argument("--manifest", metavar="FILE", help="the manifest to compare with (manifest.json)")
-    source.add_argument("--archive", metavar="FILE", help="take the manifest from this archive")
+    source.add_argument("--archive", metavar="FILE", help="take the manifest from this archive (checked whole)")
     _add_bake_run_options(verify)
 
     push = actions.add_parser("push", help="verify an archive and upload it to a store (fsspec URL)")
@@ -219,7 +236,8 @@ def _add_bake_command(sub) -> None:
     pull = actions.add_parser("pull", help="download an archive from a store and verify it")
     pull.add_argument("url", help="the archive's URL")
     pull.add_argument(
-        "--out", metavar="PATH", default=".", help="the file, or a directory for it (default: the current directory)"
+        "--out", metavar="PATH", default=".", help="the file, or a directory for it: DIR/ or an existing one, created "
+        "when missing (default: the current directory)",
     )
     for action in (create, key, restore, run, verify, push, pull):
         action.add_argument("--json", metavar="FILE", help="also write the result as JSON here (- for standard output)")
@@ -232,6 +250,14 @@ def _add_restore_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--merge", action="store_true", help="add to a cache that already holds entries")
     parser.add_argument("--expect-key", metavar="KEY", help="refuse an archive whose key differs")
     parser.add_argument("--python", metavar="EXE", help="the interpreter the runs use (default: this one)")
+    parser.add_argument(
+        "--max-bytes", type=byte_count, metavar="N",
+        help="refuse an archive whose manifest declares more entry bytes (default: 2G; K, M, G suffixes)",
+    )
+    parser.add_argument(
+        "--require-signature", metavar="ALLOWED_SIGNERS",
+        help="refuse an archive without an ARCHIVE.sig made by a key of this allowed-signers file (ssh-keygen -Y)",
+    )
     parser.add_argument(
         "--recheck-environment", action="store_true",
         help="start Warp to read this machine's environment even if a restore here already read it under the "

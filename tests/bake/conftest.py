@@ -74,8 +74,10 @@ def baked(tiny_app, tmp_path_factory):
     return bake(COMMAND, tiny_app, tmp_path_factory.mktemp("archive"), [], None)
 
 
-def repack(archive: Path, destination: Path, edit_manifest=None, edit_file=None) -> Path:
-    """A copy of `archive` with its manifest JSON and/or one file's bytes changed (what tampering looks like)."""
+def repack(archive: Path, destination: Path, edit_manifest=None, edit_file=None, add=None) -> Path:
+    """A copy of `archive` with its manifest JSON and/or one file's bytes changed, and members `add` appended
+    ({name: bytes}): what tampering looks like."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(archive, "r:gz") as source, tarfile.open(destination, "w:gz") as target:
         for member in source.getmembers():
             data = source.extractfile(member).read()
@@ -88,6 +90,10 @@ def repack(archive: Path, destination: Path, edit_manifest=None, edit_file=None)
                 edit_file = None
             member.size = len(data)
             target.addfile(member, io.BytesIO(data))
+        for name, data in (add or {}).items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            target.addfile(info, io.BytesIO(data))
     return destination
 
 

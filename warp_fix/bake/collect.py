@@ -8,17 +8,12 @@ from pathlib import Path
 
 from warp_fix.bake.archive import sha256_file
 from warp_fix.bake.errors import BakeError
+from warp_fix.bake.layout import LTO_DIR, module_directory
 from warp_fix.bake.manifest import ArtifactFile, ModuleEntry, Target, options_from_mapping
 from warp_fix.report import ModuleBuild
 
-LTO_DIR = "lto"
 _CUDA_BINARY = re.compile(r"\.sm(?P<arch>\d+)(?P<suffix>[af]?)\.(?P<output>ptx|cubin)$")
 _CPU_OBJECT = re.compile(r"(\.cpu[0-9a-f]+)?\.o$")
-
-
-def module_directory(name: str, module_hash: str, strip_hash: bool) -> str:
-    """The directory Warp names a module identity by (`Module.get_module_identifier`)."""
-    return f"wp_{name}" if strip_hash else f"wp_{name}_{module_hash[:7]}"
 
 
 def file_kind(file_name: str) -> str | None:

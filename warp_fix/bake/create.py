@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from warp_fix.bake.archive import archive_name, write_archive
+from warp_fix.bake.archive import archive_name, destination, write_archive
 from warp_fix.bake.collect import entries_from_builds, lto_files
 from warp_fix.bake.errors import BakeError
 from warp_fix.bake.manifest import MANIFEST_FORMAT, Manifest
@@ -31,13 +31,27 @@ class BakeResult:
         }
 
 
-def bake(command: list[str], cwd: Path, out: Path | None, archs: list[int], timeout: float | None) -> BakeResult:
-    """Bake `command`'s cache; `out` is a file, a directory (content-addressed name inside it) or None (cwd)."""
+def bake(
+    command: list[str],
+    cwd: Path,
+    out: str | None,
+    archs: list[int],
+    timeout: float | None,
+    signing_key: Path | None = None,
+) -> BakeResult:
+    """Bake `command`'s cache; `out` is a file, a directory (`DIR/` or an existing one: content-addressed name
+    inside it) or None (cwd). With `signing_key`, the archive is signed (`<archive>.sig`, bake/signing.py)."""
+    if signing_key is not None and not signing_key.is_file():
+        raise BakeError(f"signing key not found: {signing_key}")
     with cold_run(command, cwd, timeout, archs) as (run, root):
         manifest = manifest_of(run, root, command)
-        destination = _destination(out, manifest)
-        size = write_archive(destination, manifest, root)
-    return BakeResult(destination, manifest, size, sum(f.size for f in manifest.files), run.process.wall_ms)
+        target = destination(out, archive_name(manifest))
+        size = write_archive(target, manifest, root)
+    if signing_key is not None:
+        from warp_fix.bake.signing import sign
+
+        sign(target, signing_key)
+    return BakeResult(target, manifest, size, sum(f.size for f in manifest.files), run.process.wall_ms)
 
 
 def manifest_of(run: TracedRun, root: Path, command: list[str]) -> Manifest:
@@ -74,9 +88,3 @@ def aot_builds(artifacts: tuple[dict, ...]) -> list[ModuleBuild]:
         )
         for a in artifacts
     ]
-
-
-def _destination(out: Path | None, manifest: Manifest) -> Path:
-    if out is None:
-        return Path.cwd() / archive_name(manifest)
-    return out / archive_name(manifest) if out.is_dir() else out

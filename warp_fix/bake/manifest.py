@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,8 +17,18 @@ MANIFEST_NAME = "manifest.json"
 KEY_LENGTH = 24  # hex characters of the key shown and used in archive names
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
 class ManifestError(ValueError):
     """A manifest that cannot be read as this format; the message is one line."""
+
+
+def _text(value: Any) -> str:
+    """A field that must be a string: a number or a list where a path or name belongs is a forged manifest."""
+    if not isinstance(value, str):
+        raise TypeError(f"{value!r} where a string belongs")
+    return value
 
 
 @dataclass(frozen=True)
@@ -66,7 +77,12 @@ class ArtifactFile:
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> ArtifactFile:
-        return ArtifactFile(str(data["path"]), str(data["kind"]), int(data["size"]), str(data["sha256"]))
+        size, sha256 = data["size"], data["sha256"]
+        if type(size) is not int or size < 0:
+            raise ValueError(f"size of {data['path']!r} is {size!r}, not a byte count")
+        if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256):
+            raise ValueError(f"sha256 of {data['path']!r} is {sha256!r}, not 64 hex digits")
+        return ArtifactFile(_text(data["path"]), _text(data["kind"]), size, sha256)
 
 
 @dataclass(frozen=True)
@@ -154,10 +170,10 @@ class ModuleEntry:
     def from_json(data: dict[str, Any]) -> ModuleEntry:
         block_dim = data.get("block_dim")
         return ModuleEntry(
-            name=str(data["name"]),
-            hash=str(data["hash"]),
+            name=_text(data["name"]),
+            hash=_text(data["hash"]),
             block_dim=None if block_dim is None else int(block_dim),
-            directory=str(data["directory"]),
+            directory=_text(data["directory"]),
             options=options_from_mapping(data.get("options", {})),
             kernels=tuple(str(k) for k in data.get("kernels", ())),
             generics=tuple(str(g) for g in data.get("generics", ())),
@@ -215,7 +231,7 @@ class Manifest:
                 lto=tuple(ArtifactFile.from_json(f) for f in data.get("lto", ())),
                 command=tuple(str(c) for c in data.get("command", ())),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ManifestError(f"not a warp-fix bake manifest ({type(exc).__name__}: {exc})") from None
 
     @staticmethod

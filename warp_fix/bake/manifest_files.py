@@ -1,10 +1,11 @@
-"""Reading a manifest the user names: a manifest.json file, or the one inside an archive."""
+"""Reading a manifest the user names: a manifest.json file, or the one inside an archive (checked whole:
+a manifest is only as good as the archive that carries it)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from warp_fix.bake.archive import read_manifest
+from warp_fix.bake.archive import ArchiveReader
 from warp_fix.bake.errors import BakeError
 from warp_fix.bake.manifest import Manifest, ManifestError
 
@@ -12,7 +13,7 @@ from warp_fix.bake.manifest import Manifest, ManifestError
 def load_manifest(manifest: Path | None, archive: Path | None) -> Manifest | None:
     """None when neither is given (verify then reads what restore left in the cache)."""
     if archive is not None:
-        return read_manifest(archive)
+        return ArchiveReader(archive).verify()
     if manifest is None:
         return None
     try:

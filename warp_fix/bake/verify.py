@@ -1,8 +1,10 @@
 """`warp-fix bake verify -- COMMAND`: run on the restored cache; every build that compiled is a miss, explained.
 
 The CI guard that keeps a baked start baked: exit 1 when anything compiled, with the field that differs
-from the manifest (block_dim, an option, a kernel or generic instance added, the environment). In a git
-repository the run is also recorded (bake/verified.py), so that apply's summary can quote it.
+from the manifest (block_dim, an option, a kernel or generic instance added, the environment), and when
+the run loaded a module no manifest names (an entry the bake did not make). The run uses a scratch copy
+of the cache (bake/scratch.py): what a failing run compiles never reaches the cache the next check reads.
+In a git repository the run is also recorded (bake/verified.py), so that apply's summary can quote it.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warp_fix.bake.cold_work import identity
-from warp_fix.bake.environment import refusals
+from warp_fix.bake.environment import probe_machine, refusals
 from warp_fix.bake.manifest import Manifest, ModuleEntry, options_from_mapping
 from warp_fix.bake.restore import restored_manifests
 from warp_fix.bake.run import run_on_cache
+from warp_fix.bake.scratch import scratch_cache
 from warp_fix.bake.verified import Verification, now, remember
 from warp_fix.report import ModuleBuild
 
@@ -34,19 +37,33 @@ class Miss:
 
 
 @dataclass(frozen=True)
+class Unnamed:
+    """A module the run loaded from the cache although no manifest names it: code the bake did not make."""
+
+    module: str
+    hash: str
+    device: str
+
+    def line(self) -> str:
+        return f"{self.module} {self.hash[:7]} on {self.device}: loaded from the cache, but no manifest names it"
+
+
+@dataclass(frozen=True)
 class VerifyResult:
     misses: tuple[Miss, ...]
+    unnamed: tuple[Unnamed, ...]
     cache_hits: int
     manifests: tuple[str, ...]  # keys of the manifests compared against
     cache_dir: str  # where the run's Warp looked
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.misses else 0
+        return 1 if self.misses or self.unnamed else 0
 
     def to_json(self) -> dict[str, object]:
         return {
             "compiled": len(self.misses),
+            "unnamed": [{"module": u.module, "hash": u.hash, "device": u.device} for u in self.unnamed],
             "misses": [
                 {"module": m.module, "hash": m.hash, "device": m.device, "block_dim": m.block_dim, "reasons": m.reasons}
                 for m in self.misses
@@ -60,9 +77,13 @@ class VerifyResult:
 def verify(
     command: list[str], cwd: Path, timeout: float | None, cache: Path | None, manifest: Manifest | None
 ) -> VerifyResult:
-    run = run_on_cache(command, cwd, timeout, cache)
-    builds = [b for b in run.trace.builds if b.status != "error"]
-    cache_dir = next((b.cache_dir for b in builds if b.cache_dir and b.cache_dir != "None"), "")
+    root = probe_machine(None, cache).kernel_cache_dir
+    with scratch_cache(root) as scratch:
+        run = run_on_cache(command, cwd, timeout, scratch)
+        builds = [b for b in run.trace.builds if b.status != "error"]
+        used = next((b.cache_dir for b in builds if b.cache_dir and b.cache_dir != "None"), "")
+    copy = str(scratch / root.name)
+    cache_dir = str(root) if not used or Path(used).resolve() == Path(copy).resolve() else used
     manifests = [manifest] if manifest is not None else (restored_manifests(Path(cache_dir)) if cache_dir else [])
     clears = tuple(
         f"the run called {op.kind}()" + (f" at {op.site}" if op.site else "") + ": it deletes restored entries"
@@ -74,11 +95,19 @@ def verify(
         for b in builds
         if b.status == "compiled"
     )
+    named = {(m.name, m.hash) for found in manifests for m in found.modules}
+    unnamed = tuple(
+        dict.fromkeys(
+            Unnamed(b.module, b.hash, b.device)
+            for b in builds
+            if manifests and b.status == "cached" and (b.module, b.hash) not in named
+        )
+    )
     hits = sum(1 for b in builds if b.status == "cached")
     keys = tuple(m.key for m in manifests)
     identities = frozenset(map(identity, builds))
     remember(cwd, Verification(tuple(command), identities, len(misses), run.process.wall_ms, now(), keys))
-    return VerifyResult(misses, hits, keys, cache_dir)
+    return VerifyResult(misses, unnamed, hits, keys, cache_dir)
 
 
 def explain(build: ModuleBuild, manifests: list[Manifest], environment, cache_dir: str) -> tuple[str, ...]:

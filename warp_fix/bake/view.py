@@ -51,8 +51,15 @@ def _environment_source(result: RestoreResult) -> str:
 
 def verify_lines(result: VerifyResult) -> list[str]:
     against = ", ".join(result.manifests) or "no manifest"
-    if not result.misses:
+    if not result.misses and not result.unnamed:
         return [f"bake verify: ok: nothing compiled, {result.cache_hits} modules from the cache ({against})"]
-    compiled = counted(len(result.misses), "module")
-    lines = [f"bake verify: {compiled} compiled on {result.cache_dir} (against {against}):"]
-    return lines + [f"  {miss.line()}" for miss in result.misses]
+    lines = []
+    if result.misses:
+        compiled = counted(len(result.misses), "module")
+        lines += [f"bake verify: {compiled} compiled on {result.cache_dir} (against {against}):"]
+        lines += [f"  {miss.line()}" for miss in result.misses]
+    if result.unnamed:
+        loaded = counted(len(result.unnamed), "module")
+        lines += [f"bake verify: {loaded} loaded from {result.cache_dir} that no manifest names ({against}):"]
+        lines += [f"  {unnamed.line()}" for unnamed in result.unnamed]
+    return lines
