@@ -28,7 +28,7 @@ from pathlib import Path
 from codemods.specs import GENERATED_MARKER
 from warp_fix.model import Safety
 from warp_fix.ownership import PACKAGE_FOLDERS, Owner, Verdict, place_of
-from warp_fix.report import KernelSource, ModuleBuild, Report
+from warp_fix.report import KernelSource, ModuleBuild, OptionChange, Report
 from warp_fix.scan.index import CacheOperation, KernelDef, Located, SourceIndex
 from warp_fix.scan.parsed import says_maintenance
 
@@ -171,6 +171,13 @@ class Scope:
                 return None
             relative = "/".join(parts[marks[-1]:])
         return relative.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+
+    def made_by_project(self, change: OptionChange) -> bool:
+        """An options call or config assignment of the project's own code: not made by an installed package (the
+        tracer's word, from the call's frame) nor from a file outside the project's code however it was
+        installed (a package on PYTHONPATH is no site-packages; a virtualenv inside the repository is no project)."""
+        made_at = change.caller or change.site
+        return not change.from_library and made_at is not None and self.project_file(made_at.file) is not None
 
     def maintenance(self, operation: CacheOperation, ran: bool) -> Verdict | None:
         """A cache clear someone asked for: behind a guard (`if args.rebuild:`), or in a function named for

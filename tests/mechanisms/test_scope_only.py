@@ -18,6 +18,7 @@ FOLDER = Path(warp_fix.mechanisms.__file__).parent
 # _situation builds the examples' data (paths included): it decides nothing
 SOURCES = sorted(p for p in FOLDER.glob("*.py") if p.name != "_situation.py")
 PATH_MODULES = {"os", "os.path", "pathlib", "warp_fix.ownership"}
+ASK = {"in_repo": "in_project", "from_library": "made_by_project"}  # index and report flags the scope interprets
 PATH_CALLS = {"realpath", "relpath", "abspath", "isabs", "commonpath", "place_of", "folder_verdict"}
 
 
@@ -29,8 +30,8 @@ def ownership_decisions(source: str) -> list[str]:
             found += [f"{node.lineno}: import {a.name}" for a in node.names if a.name in PATH_MODULES]
         elif isinstance(node, ast.ImportFrom) and node.module in PATH_MODULES:
             found.append(f"{node.lineno}: from {node.module} import")
-        elif isinstance(node, ast.Attribute) and node.attr == "in_repo" and isinstance(node.ctx, ast.Load):
-            found.append(f"{node.lineno}: .in_repo (ask inputs.scope.in_project)")
+        elif isinstance(node, ast.Attribute) and node.attr in ASK and isinstance(node.ctx, ast.Load):
+            found.append(f"{node.lineno}: .{node.attr} (ask inputs.scope.{ASK[node.attr]})")
         elif isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             if name in PATH_CALLS:
@@ -50,5 +51,6 @@ def test_the_check_finds_each_way_around_the_scope():
     source = (
         "import os\nfrom pathlib import Path\nfrom warp_fix.ownership import place_of\n"
         "a = kernel.in_repo\nb = os.path.realpath(f)\nc = module.startswith('warp.')\nd = place_of(f, root)\n"
+        "e = change.from_library\n"
     )
-    assert [line.split(":")[0] for line in ownership_decisions(source)] == ["1", "2", "3", "4", "5", "6", "7"]
+    assert [line.split(":")[0] for line in ownership_decisions(source)] == ["1", "2", "3", "4", "5", "6", "7", "8"]

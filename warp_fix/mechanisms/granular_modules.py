@@ -311,7 +311,7 @@ def _why_apart(inputs: Inputs, build: ModuleBuild, kernels: list[KernelDef], dif
         keys = sorted({*call.values, *call.non_constant_keys})
         return f"its file sets its own module options ({', '.join(keys)}) at {call.file}:{call.line}"
     changes = [c for c in inputs.report.trace.option_changes
-               if c.kind != "config" and c.target == build.module and not c.from_library]
+               if c.kind != "config" and c.target == build.module and inputs.scope.made_by_project(c)]
     if changes:
         return f"its options are set by {changes[0].kind} ({', '.join(sorted(changes[0].values))})"
     for alternatives in _alternatives(build.module, kernels):

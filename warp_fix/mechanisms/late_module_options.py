@@ -324,8 +324,7 @@ def _modules_with_kernels(inputs: Inputs) -> set[str]:
 def _not_the_projects(change: OptionChange, inputs: Inputs) -> bool:
     """Made by an installed package, or by code outside the repository however it was installed (a package on
     PYTHONPATH is no site-packages): its calls are not the project's to move or to call no-ops."""
-    made_at = change.caller or change.site
-    return change.from_library or made_at is None or inputs.repo_file(made_at.file) is None
+    return not inputs.scope.made_by_project(change)
 
 
 def _inheriting_modules(change: OptionChange, inputs: Inputs) -> list[str]:
