@@ -294,7 +294,7 @@ def optional_reason(kernel: KernelDef) -> str | None:
     code: every run of that class may take either side."""
     registries = [name for name in kernel.chosen_by if name.endswith("[...]")]
     if registries:
-        return f"{kernel.name} is an entry of the registry {registries[0]}: plugin code"
+        return f"{kernel.name} is an entry of the registry {registries[0]}: optional plugin code"
     chosen = [name for name in kernel.chosen_by if name != "self"]
     if chosen:
         return f"{kernel.name} is made only in a branch on {', '.join(chosen)}: optional code"

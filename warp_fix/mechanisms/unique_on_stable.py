@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from codemods.specs import CallSiteArgumentArgs, DropUniqueArgs, KernelsToModuleScopeArgs
 from warp_fix.mechanisms import _situation as case
@@ -55,16 +55,18 @@ class UniqueKernels:
     runtime_made: list[UniqueKernel]
     optional: list[UniqueKernel]
     generic: list[UniqueKernel]
+    # stable by their source, but the run built none of their modules: reading alone proposes no fix
+    unbuilt: list[UniqueKernel] = field(default_factory=list)
 
 
-def _unique_kernel(captures: list[str], called_from: str, calls: int = 2, **fields) -> Inputs:
+def _unique_kernel(captures: list[str], called_from: str, calls: int = 2, built: bool = True, **fields) -> Inputs:
     """`integrate`, made with module="unique" inside `make_integrator()`, which is called `calls` times at
-    `called_from` (each call a unique module of its own)."""
+    `called_from` (each call a unique module of its own; `built` False: the run never launched them)."""
     stack = ["sim.py:6:integrate", called_from]
     made = case.kernel_def("integrate", "sim", unique=True, site=case.site("sim.py", 6, "integrate", stack))
     modules = ["integrate_0a1b2c3d", "integrate_4e5f6a7b"][:calls]
     return case.run(
-        builds=[case.build(module, kernels=["sim.integrate"]) for module in modules],
+        builds=[case.build(module, kernels=["sim.integrate"]) for module in modules if built],
         kernel_defs=[replace(made, module=module) for module in modules],
         source=case.index(
             files=["sim.py"],
@@ -234,7 +236,10 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
         evidence += [
             runtime(f"module {b.module} built for one unique kernel", b.site, inputs) for b in unique_modules
         ]
-        facts = UniqueKernels(stable, runtime_made, optional, generic)
+        built_modules = {b.module for b in inputs.report.trace.builds if b.status != "error"}
+        unbuilt = [k for k in stable if not set(k.modules) & built_modules]
+        stable = [k for k in stable if k not in unbuilt]
+        facts = UniqueKernels(stable, runtime_made, optional, generic, unbuilt)
         if not stable:
             # The ones that cost a build lead: they are the ones worth naming.
             outside = sorted(set(outside), key=lambda name: (name not in built, name))
@@ -256,6 +261,8 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
 
     def propose(self, finding: Finding[UniqueKernels], inputs: Inputs) -> Iterator[Proposal]:
         facts = finding.facts
+        if facts.unbuilt:
+            yield NotProposed(finding.slug, _unbuilt_reason(facts.unbuilt))
         for item in facts.runtime_made:
             yield NotProposed(
                 finding.slug,
@@ -358,6 +365,12 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
             _unique_kernel(captures=[], called_from="sim.py:20:<module>"),
             FIRED,
             fixes=(("drop_unique", SAFE),),
+        ),
+        Example(
+            "stable unique kernels the run made but never built: no fix claims builds the run did not make",
+            _unique_kernel(captures=[], called_from="sim.py:20:<module>", built=False),
+            RULED_OUT,
+            reason="integrate is never built by the run",
         ),
         Example(
             "the kernel captures the factory's argument, but the factory only runs at import time",
@@ -463,10 +476,17 @@ def _why_none_stable(facts: UniqueKernels, outside: list[str]) -> str:
         ([k.kernel for k in facts.runtime_made], "made from runtime data (plugins, expressions)"),
         ([k.kernel for k in facts.optional], "made only on some runs (optional, left alone)"),
         ([k.kernel for k in facts.generic], "generic: its own module builds only the instances launched"),
+        ([k.kernel for k in facts.unbuilt], "never built by the run (a fix claims only builds the run made)"),
     ]
     return "no stable unique kernel of the repository: " + "; ".join(
         f"{named(names)} {'is' if len(names) == 1 else 'are'} {why}" for names, why in kinds if names
     )
+
+
+def _unbuilt_reason(unbuilt: list[UniqueKernel]) -> str:
+    names = named(sorted({k.kernel for k in unbuilt}))
+    return (f"{names} {'is' if len(unbuilt) == 1 else 'are'} stable by the source, but the run built none of "
+            "their modules: no fix claims builds the run did not make (their isolation stays as written)")
 
 
 def _static_kernel(inputs: Inputs, kernel_def):
