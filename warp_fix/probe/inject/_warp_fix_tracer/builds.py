@@ -7,6 +7,7 @@ import functools
 import threading
 import time
 
+from .compat import existing_attr
 from .kernels import kernel_source, record_kernel_def
 from .options import CREATION_TIME_OPTIONS, TracedOptions
 from .recorder import plain
@@ -113,17 +114,16 @@ def _record_load(tracer, module, device, args, kwargs, before, result, status, s
         except Exception:
             module_hash = b""
     options = {}
-    resolved = getattr(module, "resolved_options", {})
+    resolved = existing_attr(module, "resolved_options", {})
     if isinstance(resolved, dict) and block_dim in resolved:
         options = {k: plain(v) for k, v in resolved[block_dim].items()}
     elif isinstance(getattr(module, "options", None), dict):  # older releases: the module's own options
         options = {k: plain(v) for k, v in module.options.items()}
     kernels, generics, sources = [], [], []
     renamed: dict[str, str] = {}  # "generic_key[sig]" -> the instance's own key, where code renamed it
-    if hasattr(module, "_get_live_kernels"):
-        live = module._get_live_kernels()
-    else:  # older releases keep only the latest kernel per key
-        live = list(getattr(module, "kernels", {}).values())
+    live_kernels = existing_attr(module, "_get_live_kernels")  # absent before 1.11
+    # older releases keep only the latest kernel per key
+    live = live_kernels() if live_kernels is not None else list(getattr(module, "kernels", {}).values())
     for kernel in live:
         parent = getattr(kernel, "generic_parent", None)
         if parent is not None:
