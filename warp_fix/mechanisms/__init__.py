@@ -20,6 +20,7 @@ from warp_fix.mechanisms.late_module_options import LateModuleOptions
 from warp_fix.mechanisms.late_overloads import LateOverloads
 from warp_fix.mechanisms.mathdx_lto import MathdxLto
 from warp_fix.mechanisms.precompiled_header import PrecompiledHeader
+from warp_fix.mechanisms.process_hash import ProcessHash
 from warp_fix.mechanisms.serial_builds import SerialBuilds
 from warp_fix.mechanisms.unique_on_stable import UniqueOnStable
 from warp_fix.mechanisms.unroll_budget import UnrollBudget
@@ -45,6 +46,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
     UnrollBudget(),
     PrecompiledHeader(),
     SerialBuilds(),
+    ProcessHash(),
 )
 SLUGS: tuple[str, ...] = tuple(m.SLUG for m in MECHANISMS)
 _BY_SLUG = {m.SLUG: m for m in MECHANISMS}
@@ -70,6 +72,7 @@ FIX_ORDER: tuple[Mechanism, ...] = tuple(
         "serial-builds",
         "mathdx-lto",
         "unroll-budget",
+        "process-hash",
     )
 )
 
