@@ -33,6 +33,15 @@ SAFE_PARALLEL_CPU_LOADS = VersionRule(
     "force_load collects each parallel load's result from 1.17 on (earlier releases drop them)",
 )
 
+# Before 1.13 a build's options do not carry `use_precompiled_headers`: CPU builds have no precompiled header at
+# all (build_cpu takes none), and CUDA's (1.11-1.12) follows warp.config at compile time, outside the module's
+# options the tracer reads (read in each release's build.py and Module options).
+PRECOMPILED_HEADER_OPTION = VersionRule(
+    "a build's resolved options say whether it used precompiled headers",
+    (1, 13),
+    "Module options carry use_precompiled_headers from 1.13 on; CPU builds had no precompiled header before",
+)
+
 
 def parse_release(version: str) -> tuple[int, int] | None:
     """(major, minor) of a Warp version string ("1.12.1", "1.19.0.dev3"); None when it is not one."""
