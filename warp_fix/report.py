@@ -114,6 +114,9 @@ class ModuleBuild:
     # "kernel_key[arg types]" -> the instance's own key, for generic instances code renamed (a library naming its
     # specialisations): the key is part of the module's identity, so a rename after a build rebuilds it
     renamed_instances: dict[str, str] = field(default_factory=dict)
+    # the API call that made this load when it was not a launch: "get_suggested_block_size", "force_load",
+    # "load_module", "Module.load" (user code calling it); "" for a launch's load (or Warp's own)
+    cause: str = ""
     # CPU time of the loading thread during the build (Warp compiles on it): machine load stretches module_ms,
     # not this. None: not recorded (older reports, log-parsed builds).
     module_cpu_ms: float | None = None

@@ -13,6 +13,7 @@ from warp_fix.mechanisms.block_dim_spread import BlockDimSpread
 from warp_fix.mechanisms.cache_discarded import CacheDiscarded
 from warp_fix.mechanisms.concurrent_cpu_load import ConcurrentCpuLoad
 from warp_fix.mechanisms.config_after_import import ConfigAfterImport
+from warp_fix.mechanisms.early_load_block_size import EarlyLoadBlockSize
 from warp_fix.mechanisms.factory_in_loop import FactoryInLoop
 from warp_fix.mechanisms.granular_modules import GranularModules
 from warp_fix.mechanisms.kernel_after_load import KernelAfterLoad
@@ -47,6 +48,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
     PrecompiledHeader(),
     SerialBuilds(),
     ProcessHash(),
+    EarlyLoadBlockSize(),
 )
 SLUGS: tuple[str, ...] = tuple(m.SLUG for m in MECHANISMS)
 _BY_SLUG = {m.SLUG: m for m in MECHANISMS}
@@ -73,6 +75,7 @@ FIX_ORDER: tuple[Mechanism, ...] = tuple(
         "mathdx-lto",
         "unroll-budget",
         "process-hash",
+        "early-load-block-size",
     )
 )
 
