@@ -33,7 +33,7 @@ FIXTURES = ROOT / "fixtures"
 DEFAULT_FIXTURES = [
     "clean", "kernel_after_load", "cache_discarded", "late_module_options", "config_after_import",
     "serial_modules", "late_overloads", "unique_on_stable", "unused_backward", "precompiled_header",
-    "factory_in_loop", "noop_options",
+    "factory_in_loop", "noop_options", "salted_kernel_names", "early_load_block_size",
 ]
 
 
@@ -137,7 +137,12 @@ def differences(outcome: FixtureOutcome, reference: FixtureOutcome) -> list[str]
 
 def _run(job: tuple[str, str, str]) -> FixtureOutcome:
     release, python, fixture = job
-    return plan_fixture(release, Path(python), fixture)
+    try:
+        outcome = plan_fixture(release, Path(python), fixture)
+    except Exception as exc:  # one fixture's failure is a row of the table, not the end of the matrix
+        outcome = FixtureOutcome(release, fixture, error=f"{type(exc).__name__}: {exc}")
+    print(f"done {release} {fixture}{' (failed)' if outcome.error else ''}", file=sys.stderr, flush=True)
+    return outcome
 
 
 def main() -> int:
