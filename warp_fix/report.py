@@ -114,6 +114,9 @@ class ModuleBuild:
     # "kernel_key[arg types]" -> the instance's own key, for generic instances code renamed (a library naming its
     # specialisations): the key is part of the module's identity, so a rename after a build rebuilds it
     renamed_instances: dict[str, str] = field(default_factory=dict)
+    # the API call that made this load when it was not a launch: "get_suggested_block_size", "force_load",
+    # "load_module", "Module.load" (user code calling it); "" for a launch's load (or Warp's own)
+    cause: str = ""
     # CPU time of the loading thread during the build (Warp compiles on it): machine load stretches module_ms,
     # not this. None: not recorded (older reports, log-parsed builds).
     module_cpu_ms: float | None = None
@@ -454,6 +457,25 @@ class Summary:
     cold_module_cpu_ms: Stat | None = None  # see Sample.cold_module_cpu_ms
 
 
+@dataclass(frozen=True)
+class HashDrift:
+    """A module the warm run built under another hash than the cold run, with no change in between: its
+    identity depends on the process (the warm run starts under another PYTHONHASHSEED), so no cache is reused.
+    `generated_line` is the first line of the generated source that differs (cold, then warm text); `site` the
+    Python line Warp's codegen comment names above it, or the kernel's own definition."""
+
+    module: str
+    device: str
+    block_dim: int | None
+    cold_hash: str
+    warm_hash: str
+    generated_line: int  # 1-based, in the cold run's generated source; 0 when no source was found
+    cold_text: str
+    warm_text: str
+    kernel: str  # the kernel whose generated code holds that line ("" when outside every kernel)
+    site: Site | None
+
+
 @dataclass
 class Report:
     schema_version: int
@@ -470,6 +492,7 @@ class Report:
     output: Output
     warnings: list[str] = field(default_factory=list)
     cache_dir_evidence: CacheDirEvidence | None = None  # from the first good sample
+    hash_drifts: list[HashDrift] = field(default_factory=list)  # from the first good sample
 
     # The names other tools rely on sit at the top level of the JSON.
     @property
@@ -640,4 +663,8 @@ def report_from_json(data: dict) -> Report:
         output=_output(data["output"]),
         warnings=list(data.get("warnings", [])),
         cache_dir_evidence=CacheDirEvidence(**evidence) if (evidence := data.get("cache_dir_evidence")) else None,
+        hash_drifts=[
+            HashDrift(**{**d, "site": _site(d.get("site"))})
+            for d in data.get("hash_drifts", [])
+        ],
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 from tests.conftest import FIXTURES
+from warp_fix.mechanisms import SLUGS
 from warp_fix.model import CONSENT, SAFE
 from warp_fix.plan import make_plan
 
@@ -19,7 +20,7 @@ def fixes(plan, slug: str):
 
 def test_every_mechanism_ends_with_a_status(plan_of):
     plan = plan_of("late_module_options")
-    assert len(plan.findings) == 15
+    assert len(plan.findings) == len(SLUGS)
     assert {f.status for f in plan.findings} <= {"fired", "ruled-out", "not-applicable"}
 
 

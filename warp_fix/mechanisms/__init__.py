@@ -13,6 +13,7 @@ from warp_fix.mechanisms.block_dim_spread import BlockDimSpread
 from warp_fix.mechanisms.cache_discarded import CacheDiscarded
 from warp_fix.mechanisms.concurrent_cpu_load import ConcurrentCpuLoad
 from warp_fix.mechanisms.config_after_import import ConfigAfterImport
+from warp_fix.mechanisms.early_load_block_size import EarlyLoadBlockSize
 from warp_fix.mechanisms.factory_in_loop import FactoryInLoop
 from warp_fix.mechanisms.granular_modules import GranularModules
 from warp_fix.mechanisms.kernel_after_load import KernelAfterLoad
@@ -20,6 +21,7 @@ from warp_fix.mechanisms.late_module_options import LateModuleOptions
 from warp_fix.mechanisms.late_overloads import LateOverloads
 from warp_fix.mechanisms.mathdx_lto import MathdxLto
 from warp_fix.mechanisms.precompiled_header import PrecompiledHeader
+from warp_fix.mechanisms.process_hash import ProcessHash
 from warp_fix.mechanisms.serial_builds import SerialBuilds
 from warp_fix.mechanisms.unique_on_stable import UniqueOnStable
 from warp_fix.mechanisms.unroll_budget import UnrollBudget
@@ -43,6 +45,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
     UnrollBudget(),
     PrecompiledHeader(),
     SerialBuilds(),
+    ProcessHash(),
+    EarlyLoadBlockSize(),
 )
 SLUGS: tuple[str, ...] = tuple(m.SLUG for m in MECHANISMS)
 _BY_SLUG = {m.SLUG: m for m in MECHANISMS}
@@ -68,6 +72,8 @@ FIX_ORDER: tuple[Mechanism, ...] = tuple(
         "serial-builds",
         "mathdx-lto",
         "unroll-budget",
+        "process-hash",
+        "early-load-block-size",
     )
 )
 

@@ -250,6 +250,7 @@ def run(
     source: SourceIndex | None = None,
     command: Sequence[str] = ("python", "-m", "app"),
     cache_dirs: CacheDirEvidence | None = None,
+    warp_version: str = "1.19.0",
     **summary: Any,
 ) -> Inputs:
     """The Inputs of one measured run; `summary` overrides Summary fields (floats become one-sample Stats)."""
@@ -268,7 +269,7 @@ def run(
         lto_builds=list(lto_builds),
     )
     report = Report(
-        schema_version=SCHEMA_VERSION, command=list(command), cwd=ROOT, label=None, warp_version="1.19.0",
+        schema_version=SCHEMA_VERSION, command=list(command), cwd=ROOT, label=None, warp_version=warp_version,
         backend="cpu" if all(b.device == "cpu" for b in builds) else "cuda", samples=[], summary=Summary(**fields),
         trace=trace, warm_trace=Trace(), rebuilds=list(rebuilds),
         output=Output(sha256="", head="", bytes=0, exit_code=0, deterministic=None), cache_dir_evidence=cache_dirs,

@@ -1,4 +1,7 @@
-"""CS-8: concurrent first loads on the CPU can succeed, then fail with "Failed to find module"."""
+"""CS-8: concurrent first loads on the CPU can succeed, then fail with "Failed to find module".
+
+Before Warp 1.17 (warp_fix.warp_releases.SAFE_PARALLEL_CPU_LOADS): from 1.17 on a failed parallel load
+raises where it happened, so a parallel CPU preload is no longer a hidden correctness hazard."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from warp_fix.mechanisms._attribution import Location
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, ruled_out, runtime
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
+from warp_fix.warp_releases import SAFE_PARALLEL_CPU_LOADS, holds
 from warp_fix.wording import counted
 
 
@@ -43,6 +47,14 @@ class ConcurrentCpuLoad(Mechanism[ConcurrentLoads]):
         ]
         if not risky:
             return ruled_out(self.SLUG, self.TITLE, "no load call used several workers on a device that can be the CPU")
+        warp_version = inputs.report.warp_version
+        if holds(SAFE_PARALLEL_CPU_LOADS, warp_version):
+            return ruled_out(
+                self.SLUG,
+                self.TITLE,
+                f"{counted(len(risky), 'load call')} with max_workers > 1 can target the CPU, safe on Warp "
+                f"{warp_version}: {SAFE_PARALLEL_CPU_LOADS.evidence}",
+            )
         sites = sorted({(inputs.repo_file(c.site.file), c.site.line) for c in risky if c.site})
         outside = sorted({
             f"{c.function}() at {Location.of(c.site, inputs)} is {inputs.scope.file(c.site.file).reason}"
@@ -86,11 +98,21 @@ class ConcurrentCpuLoad(Mechanism[ConcurrentLoads]):
 
     EXAMPLES = (
         Example(
-            "wp.force_load(device=\"cpu\", max_workers=4) in the program",
-            case.run(builds=[case.build("sim")], load_calls=[case.load_call(["cpu"], 4, site=case.site("app.py", 8))]),
+            "wp.force_load(device=\"cpu\", max_workers=4) in the program, on Warp 1.16",
+            case.run(
+                builds=[case.build("sim")],
+                load_calls=[case.load_call(["cpu"], 4, site=case.site("app.py", 8))],
+                warp_version="1.16.0",
+            ),
             FIRED,
             fixes=(("cpu_max_workers", SAFE),),
             places=((CpuMaxWorkersArgs(file="app.py", lines=[8]),),),
+        ),
+        Example(
+            "the same program on Warp 1.17 or later: a failed parallel load raises where it happens",
+            case.run(builds=[case.build("sim")], load_calls=[case.load_call(["cpu"], 4, site=case.site("app.py", 8))]),
+            RULED_OUT,
+            reason="safe on Warp 1.19.0",
         ),
         Example(
             "parallel loads on a CUDA device only",

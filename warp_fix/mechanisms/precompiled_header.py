@@ -10,6 +10,7 @@ from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, first_option_source, option_origin, ruled_out, runtime
 from warp_fix.model import ADVISORY, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
 from warp_fix.scan.index import ConfigAssignment, Value
+from warp_fix.warp_releases import PRECOMPILED_HEADER_OPTION, holds
 from warp_fix.wording import counted
 
 
@@ -37,6 +38,13 @@ class PrecompiledHeader(Mechanism[HeadersOff]):
     def diagnose(self, inputs: Inputs) -> Finding[HeadersOff]:
         """CPU builds always use the precompiled header; CUDA builds only below toolkit 13 (13 ignores the knob)."""
         off = [b for b in inputs.user_builds() if b.options.get("use_precompiled_headers") is False]
+        if not off and not holds(PRECOMPILED_HEADER_OPTION, inputs.report.warp_version):
+            return ruled_out(
+                self.SLUG,
+                self.TITLE,
+                f"Warp {inputs.report.warp_version or '?'} records no precompiled-header option (from "
+                f"{PRECOMPILED_HEADER_OPTION.release} on): {PRECOMPILED_HEADER_OPTION.evidence}",
+            )
         if not off:
             return ruled_out(self.SLUG, self.TITLE, "precompiled headers are on (the default)")
         toolkit = inputs.report.trace.cuda_toolkit
@@ -97,6 +105,12 @@ class PrecompiledHeader(Mechanism[HeadersOff]):
             )
 
     EXAMPLES = (
+        Example(
+            "the same setting on Warp 1.12: no build records the option, nothing is claimed",
+            case.run(builds=[case.build("sim")], warp_version="1.12.1"),
+            RULED_OUT,
+            reason="records no precompiled-header option",
+        ),
         Example(
             "wp.config.use_precompiled_headers = False in the repository, CPU builds",
             case.run(

@@ -19,6 +19,7 @@ from warp_fix.mechanisms._common import (
 from warp_fix.model import ADVISORY, CONSENT, FIRED, NOT_APPLICABLE, RULED_OUT, Finding, Fix, Proposal
 from warp_fix.report import ModuleBuild, Site
 from warp_fix.scan.index import EntryPoint
+from warp_fix.warp_releases import SAFE_PARALLEL_CPU_LOADS, holds
 from warp_fix.wording import noun
 
 MIN_CEILING = 1.3
@@ -78,7 +79,7 @@ class SerialBuilds(Mechanism[SerialModules]):
             return not_applicable(
                 self.SLUG,
                 self.TITLE,
-                "CPU run: concurrent CPU loads are unsafe (see concurrent CPU loads)" + _ceiling_text(once),
+                _cpu_reason(inputs.report.warp_version) + _ceiling_text(once),
             )
         if len(once) < 2:
             return ruled_out(self.SLUG, self.TITLE, "fewer than two modules were built exactly once")
@@ -193,7 +194,7 @@ class SerialBuilds(Mechanism[SerialModules]):
             RULED_OUT,
         ),
         Example(
-            "a CPU run: concurrent CPU loads are unsafe",
+            "a CPU run: no CPU preload is offered (unsafe before Warp 1.17, no measured gain since)",
             case.run(builds=[case.build("sim"), case.build("render")]),
             NOT_APPLICABLE,
         ),
@@ -260,6 +261,13 @@ def _by_hand(facts: SerialModules, first: Site | None, inputs: Inputs) -> str:
         "if every kernel of them exists by then (a kernel added later builds its module again); "
         "`warp-fix bake` takes them out of a cold start altogether."
     )
+
+
+def _cpu_reason(warp_version: str) -> str:
+    """Why no CPU preload is offered: unsafe before Warp 1.17; from 1.17 safe, but no CPU gain was measured."""
+    if holds(SAFE_PARALLEL_CPU_LOADS, warp_version):
+        return f"CPU run: a parallel CPU preload is safe on Warp {warp_version} but has no measured CPU gain"
+    return f"CPU run: concurrent CPU loads are unsafe on Warp {warp_version or '?'} (see concurrent CPU loads)"
 
 
 def _ceiling_text(once: dict) -> str:

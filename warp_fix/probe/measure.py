@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from warp_fix.probe.hash_drift import hash_drifts, hash_seeds
 from warp_fix.probe.inventory import take_inventory
 from warp_fix.probe.keyuses import kernel_key_uses
 from warp_fix.probe.logparse import builds_from_log
@@ -21,6 +22,7 @@ from warp_fix.probe.why import explain_rebuilds
 from warp_fix.report import (
     SCHEMA_VERSION,
     CacheDirEvidence,
+    HashDrift,
     ModuleBuild,
     Output,
     Report,
@@ -59,6 +61,7 @@ class RunPair:
     facts: TraceFacts
     outside_caches: list[str]
     cache_dirs: CacheDirEvidence
+    hash_drifts: list[HashDrift]
 
 
 def measure(
@@ -99,11 +102,12 @@ def _run_sample(index: int, command, cwd: Path, timeout, base_env) -> RunPair:
     sandbox = Sandbox(Path(tempfile.mkdtemp(prefix="warp-fix-")))
     try:
         replace = {str(sandbox.root).encode(): b"<private>"}
+        cold_seed, warm_seed = hash_seeds(base_env)  # two processes, as two starts of the app are
         t0 = time.time()
         since = time.time()
         cold_dir = sandbox.trace_dir("cold")
         cold = run_process(
-            command, cwd, sandbox.environment(base_env, cold_dir, t0), cold_dir, timeout, replace
+            command, cwd, {**sandbox.environment(base_env, cold_dir, t0), **cold_seed}, cold_dir, timeout, replace
         )
         cold_trace, facts = _trace(cold, cwd)
         cold_cache = _cache_dir_used(cold_trace)
@@ -116,7 +120,7 @@ def _run_sample(index: int, command, cwd: Path, timeout, base_env) -> RunPair:
             warm_dir = sandbox.trace_dir("warm")
             t0 = time.time()
             warm = run_process(
-                command, cwd, sandbox.environment(base_env, warm_dir, t0), warm_dir, timeout, replace
+                command, cwd, {**sandbox.environment(base_env, warm_dir, t0), **warm_seed}, warm_dir, timeout, replace
             )
             warm_trace, _ = _trace(warm, cwd)
         warm_cache = _cache_dir_used(warm_trace)
@@ -124,7 +128,8 @@ def _run_sample(index: int, command, cwd: Path, timeout, base_env) -> RunPair:
             cold_cache, cold_cache_exists, warm_cache, warm_cache is not None and os.path.isdir(warm_cache), sandbox
         )
         sample = _sample(index, cold, warm, cold_trace, warm_trace, inventory, key_uses)
-        return RunPair(sample, cold, warm, cold_trace, warm_trace, facts, inventory.outside_dirs, cache_dirs)
+        drifts = hash_drifts(cold_trace, warm_trace, sandbox.warp_cache)
+        return RunPair(sample, cold, warm, cold_trace, warm_trace, facts, inventory.outside_dirs, cache_dirs, drifts)
     finally:
         sandbox.remove()
 
@@ -265,6 +270,7 @@ def build_report(command: list[str], cwd: Path, label: str | None, pairs: list[R
         ),
         warnings=warnings,
         cache_dir_evidence=first.cache_dirs,
+        hash_drifts=first.hash_drifts,
     )
 
 

@@ -7,7 +7,9 @@ import functools
 import threading
 import time
 
+from .compat import existing_attr
 from .kernels import kernel_source, record_kernel_def
+from .load_causes import direct_load
 from .options import CREATION_TIME_OPTIONS, TracedOptions
 from .recorder import plain
 
@@ -22,6 +24,7 @@ def hook_module(tracer, Module) -> None:
     def load(module, device=None, *args, **kwargs):
         before = dict(getattr(module, "execs", {}))
         depth = getattr(tracer.local, "load_depth", 0)
+        cause = tracer.load_cause or ("Module.load" if depth == 0 and direct_load(tracer) else "")
         if depth == 0:
             tracer.local.compiled = None
             tracer.local.native_ms = 0.0
@@ -48,7 +51,7 @@ def hook_module(tracer, Module) -> None:
                 cpu = (time.thread_time() - start_cpu) * 1000.0
                 try:
                     _record_load(
-                        tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed, cpu
+                        tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed, cpu, cause
                     )
                 except Exception as exc:
                     tracer.rec.error("Module.load", exc)
@@ -90,7 +93,9 @@ def hook_module(tracer, Module) -> None:
             existing.options = TracedOptions(existing.options, tracer, existing)
 
 
-def _record_load(tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed, cpu) -> None:
+def _record_load(
+    tracer, module, device, args, kwargs, before, result, status, start_wall, elapsed, cpu, cause=""
+) -> None:
     local = tracer.local
     if status is None:
         if result is None:
@@ -113,17 +118,16 @@ def _record_load(tracer, module, device, args, kwargs, before, result, status, s
         except Exception:
             module_hash = b""
     options = {}
-    resolved = getattr(module, "resolved_options", {})
+    resolved = existing_attr(module, "resolved_options", {})
     if isinstance(resolved, dict) and block_dim in resolved:
         options = {k: plain(v) for k, v in resolved[block_dim].items()}
     elif isinstance(getattr(module, "options", None), dict):  # older releases: the module's own options
         options = {k: plain(v) for k, v in module.options.items()}
     kernels, generics, sources = [], [], []
     renamed: dict[str, str] = {}  # "generic_key[sig]" -> the instance's own key, where code renamed it
-    if hasattr(module, "_get_live_kernels"):
-        live = module._get_live_kernels()
-    else:  # older releases keep only the latest kernel per key
-        live = list(getattr(module, "kernels", {}).values())
+    live_kernels = existing_attr(module, "_get_live_kernels")  # absent before 1.11
+    # older releases keep only the latest kernel per key
+    live = live_kernels() if live_kernels is not None else list(getattr(module, "kernels", {}).values())
     for kernel in live:
         parent = getattr(kernel, "generic_parent", None)
         if parent is not None:
@@ -167,6 +171,7 @@ def _record_load(tracer, module, device, args, kwargs, before, result, status, s
         module_kind=kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else ""),
         adjoint_kernels=sum(1 for k in sources if k["adjoint"]),
         option_sources=_option_sources(tracer, module, options),
+        cause=cause,
     )
 
 
@@ -310,9 +315,11 @@ def _load_call(tracer, name, original):
         except Exception as exc:
             tracer.rec.error(name, exc)
         previous, tracer.load_call_site = tracer.load_call_site, site
+        previous_cause, tracer.load_cause = tracer.load_cause, tracer.load_cause or name
         try:
             return original(*args, **kwargs)
         finally:
             tracer.load_call_site = previous
+            tracer.load_cause = previous_cause
 
     return call

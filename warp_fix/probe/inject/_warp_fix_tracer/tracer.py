@@ -9,7 +9,7 @@ import threading
 import types
 import weakref
 
-from . import autodiff, bake, builds, caches, kernels, launches, options
+from . import autodiff, bake, builds, caches, kernels, launches, load_causes, options
 from .recorder import Recorder, SiteFinder
 from .timing import KernelClock
 
@@ -26,6 +26,7 @@ class Tracer:
         self.launch_lock = threading.Lock()
         self.gradient_uses: set[tuple[str, str]] = set()  # (kind, module) already recorded
         self.load_call_site = None  # site of a force_load/load_module running threaded loads
+        self.load_cause = ""  # the API call whose loads run now (load_causes): "" for a launch's
         self.ctx = None
         self.warp = None
         self.initial_cuda_cache_disable = os.environ.get("CUDA_CACHE_DISABLE")
@@ -62,6 +63,7 @@ class Tracer:
             ("overload", lambda: autodiff.hook_overload(self, warp, ctx)),
             ("tape", lambda: autodiff.hook_tape(self, warp)),
             ("load_calls", lambda: builds.hook_load_calls(self, warp, ctx)),
+            ("load_queries", lambda: load_causes.hook_queries(self, warp, ctx)),
             ("bake", lambda: bake.register(self)),
         )
         for name, step in steps:

@@ -1,0 +1,161 @@
+"""A call that loads a module before its launches, at another block size: the launches then build it again.
+
+`wp.get_suggested_block_size(kernel, device)` (an occupancy query) loads the kernel's module at the module's
+default block size (256 on CUDA); `wp.force_load`/`wp.load_module` load at the block size they are given (the
+module's default when none); user code may call `Module.load` itself. Each block size is its own build of the
+whole module, so when the launches use another size the early load is one extra full build. The tracer records
+which call made each load (`ModuleBuild.cause`). Seen in the field: a physics library fixed it in its own code
+(the module's default block size set to its launches') and added a lint against it; a prewarm once turned 5
+builds into 9. Advisory: the right size is the launches', which the finding names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._base import Example, Inputs, Mechanism
+from warp_fix.mechanisms._common import fired, ms, ruled_out, runtime
+from warp_fix.model import ADVISORY, FIRED, RULED_OUT, Finding, Fix, Proposal
+from warp_fix.report import Launch, ModuleBuild, Site
+from warp_fix.wording import counted
+
+CUDA_DEFAULT_BLOCK_DIM = 256  # Warp's module option default
+
+
+@dataclass(frozen=True)
+class EarlyLoad:
+    """One build an early call made at a block size no launch of its module used."""
+
+    module: str
+    device: str
+    cause: str  # get_suggested_block_size | force_load | load_module | Module.load
+    block_dim: int | None
+    launch_block_dims: list[int]
+    site: Site | None
+    module_ms: float
+
+
+@dataclass(frozen=True)
+class EarlyLoads:
+    loads: list[EarlyLoad]
+
+
+def _early(module: str, block_dim: int, cause: str, device: str = "cpu") -> ModuleBuild:
+    return dataclasses.replace(case.build(module, block_dim=block_dim, device=device), cause=cause)
+
+
+class EarlyLoadBlockSize(Mechanism[EarlyLoads]):
+    SLUG = "early-load-block-size"
+    CS = None  # seen in the field after WARP_FACTS.md's table of thirteen
+    TITLE = "a module loaded early at a block size its launches do not use"
+    SAFETY = (ADVISORY,)
+    CODEMODS = ()
+
+    def diagnose(self, inputs: Inputs) -> Finding[EarlyLoads]:
+        builds = inputs.user_builds()
+        loads = [load for b in builds if (load := _wasted(b, builds, inputs.report.trace.launches)) is not None]
+        if not loads:
+            return ruled_out(
+                self.SLUG,
+                self.TITLE,
+                "no call outside a launch built a module at a block size its launches did not use",
+            )
+        return fired(
+            self.SLUG,
+            self.TITLE,
+            f"{counted(len(loads), 'early load')} built a module at a block size no launch used "
+            f"({'; '.join(_said(load) for load in loads)})",
+            evidence=[runtime(_said(load), load.site, inputs) for load in loads],
+            cost_ms=sum(load.module_ms for load in loads),
+            extra_builds=len(loads),
+            facts=EarlyLoads(loads),
+        )
+
+    def propose(self, finding: Finding[EarlyLoads], inputs: Inputs) -> Iterator[Proposal]:
+        for load in finding.facts.loads:
+            where = f"{inputs.repo_file(load.site.file) or load.site.file}:{load.site.line}" if load.site else ""
+            size = load.launch_block_dims[0] if len(load.launch_block_dims) == 1 else None
+            wanted = f"block_dim={size}" if size is not None else "the block size its launches use"
+            yield Fix(
+                id="",
+                slug=finding.slug,
+                title=f"Load {load.module} early at the block size its launches use",
+                description=f"{_said(load)}. Give the module its launches' block size as its default "
+                f"(wp.get_module({load.module!r}).options['block_dim'], or module_options={{'block_dim': ...}} "
+                f"on a unique kernel) before the call, or pass {wanted} to it; or remove the early load if it "
+                f"serves nothing.",
+                safety=ADVISORY,
+                codemod=None,
+                lines=[where] if where else [],
+                expected=f"removes 1 build of {load.module} (~{ms(load.module_ms)} of measured cold module work)",
+            )
+
+    EXAMPLES = (
+        Example(
+            "wp.load_module(..., block_dim=64) at start-up, launches at block_dim=32",
+            case.run(
+                builds=[_early("blocks", 64, "load_module"), case.build("blocks", block_dim=32, seq=2)],
+                launches=[case.launch("sums", "blocks", block_dim=32)],
+            ),
+            FIRED,
+            fixes=((None, ADVISORY),),
+            reason="1 early load",
+        ),
+        Example(
+            "wp.get_suggested_block_size on CUDA loads at the default 256; the launches use 128",
+            case.run(
+                builds=[
+                    _early("solver", 256, "get_suggested_block_size", device="cuda:0"),
+                    case.build("solver", block_dim=128, device="cuda:0", seq=2),
+                ],
+                launches=[case.launch("step", "solver", device="cuda:0", block_dim=128)],
+            ),
+            FIRED,
+            reason="get_suggested_block_size built solver at block size 256",
+        ),
+        Example(
+            "the same, and the launches use 32 and 64: the early load served a launch",
+            case.run(
+                builds=[_early("blocks", 64, "load_module"), case.build("blocks", block_dim=32, seq=2)],
+                launches=[case.launch("sums", "blocks", block_dim=32), case.launch("sums", "blocks", block_dim=64)],
+            ),
+            RULED_OUT,
+        ),
+    )
+
+
+def _wasted(build: ModuleBuild, builds: list[ModuleBuild], launches: list[Launch]) -> EarlyLoad | None:
+    """`build` if an early call made it at a size no launch of its module used while a launch built another."""
+    if not build.cause:
+        return None
+    kind = build.device.split(":")[0]
+    mine = [lc for lc in launches if lc.module == build.module and lc.device.split(":")[0] == kind]
+    sizes = sorted({_launch_block_dim(lc, build) for lc in mine})
+    rebuilt = any(
+        b.module == build.module and b.device == build.device and not b.cause and b.block_dim != build.block_dim
+        for b in builds
+    )
+    if not rebuilt or build.block_dim in sizes:
+        return None
+    return EarlyLoad(
+        build.module, build.device, build.cause, build.block_dim, sizes, build.site, build.module_ms
+    )
+
+
+def _launch_block_dim(launch: Launch, build: ModuleBuild) -> int:
+    """The block size a launch ran at: as asked, else 1 on the CPU and the module's default on CUDA."""
+    if launch.block_dim is not None:
+        return launch.block_dim
+    if launch.device.startswith("cpu"):
+        return 1
+    return int(build.options.get("block_dim") or CUDA_DEFAULT_BLOCK_DIM)
+
+
+def _said(load: EarlyLoad) -> str:
+    return (
+        f"{load.cause} built {load.module} at block size {load.block_dim} on {load.device}; its launches use "
+        f"{', '.join(map(str, load.launch_block_dims)) or 'none'}"
+    )
