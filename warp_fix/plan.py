@@ -15,14 +15,18 @@ from codemods.specs import CodemodArgs
 from warp_fix.mechanisms import FIX_ORDER, Inputs, diagnose_all
 from warp_fix.model import FIRED, Fix, NotProposed, Plan
 from warp_fix.report import Report
-from warp_fix.scan import SourceIndex, scan_repository
+from warp_fix.scan import KeptIndex, SourceIndex, scan_repository
 
 
 def make_plan(
     report: Report, root: str | Path, command: list[str] | None = None, index: SourceIndex | None = None
 ) -> Plan:
-    """Report (+ a scan of `root`) -> findings -> ordered fixes. Returns the Plan; findings on `plan.findings`."""
-    index = index if index is not None else scan_repository(Path(root))
+    """Report (+ a scan of `root`) -> findings -> ordered fixes. Returns the Plan; findings on `plan.findings`.
+
+    The scan keeps its index in the repository's warp-fix folder when `root` is a repository's top folder, so the
+    next plan (and apply's re-plans) re-read only the files that changed.
+    """
+    index = index if index is not None else scan_repository(Path(root), kept=KeptIndex.of_repository(Path(root)))
     findings = diagnose_all(report, index)
     inputs = Inputs(report, index)
     plan = Plan(command=list(command or report.command))
