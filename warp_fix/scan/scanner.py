@@ -212,7 +212,7 @@ class RootScanner:
                 facts.collect_warnings.append(f"{prepared.info.file}: skipped, scan failed ({kind}: {error})")
             self._keep(key, facts)
         batch.clear()
-        gc.collect()
+        gc.collect(0)  # what this batch left: the young objects alone, not the whole heap again
 
     def _keep(self, key: str | None, facts: FileFacts) -> None:
         if self.kept is not None and key is not None:
