@@ -16,7 +16,7 @@ from warp_fix.config import load_config
 from warp_fix.mechanisms import FIX_ORDER, Inputs, diagnose_all
 from warp_fix.model import FIRED, Fix, NotProposed, Plan, Safety
 from warp_fix.report import Report
-from warp_fix.scan import SourceIndex, scan_repository
+from warp_fix.scan import KeptIndex, SourceIndex, scan_repository
 from warp_fix.scope import Scope
 
 
@@ -30,8 +30,10 @@ def make_plan(
     """Report (+ a scan of `root`) -> findings -> ordered fixes. Returns the Plan; findings on `plan.findings`.
 
     `protected` paths (default: `[tool.warp-fix] protected` of the repository's pyproject.toml) join the one
-    Scope of this plan, so a fix that would edit them is not proposed, with the reason."""
-    index = index if index is not None else scan_repository(Path(root))
+    Scope of this plan, so a fix that would edit them is not proposed, with the reason. The scan keeps its index in
+    the repository's warp-fix folder when `root` is a repository's top folder, so the next plan (and apply's
+    re-plans) re-read only the files that changed."""
+    index = index if index is not None else scan_repository(Path(root), kept=KeptIndex.of_repository(Path(root)))
     if protected is None:
         protected = load_config(Path(root), Path(root)).protected
     inputs = Inputs(report, index, Scope(report, index, protected))

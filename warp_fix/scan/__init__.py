@@ -29,6 +29,7 @@ from .index import (
     TapeUse,
     Value,
 )
+from .kept import KeptIndex
 from .scanner import scan_repository
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "ImportSite",
     "KernelDef",
     "KernelSelector",
+    "KeptIndex",
     "LaunchSite",
     "Located",
     "LoopFactoryCall",

@@ -78,8 +78,8 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
             found.scopes.add(scope)
             for launch in launches.get(scope, []):
                 _reach(launch, known, origin, found)
-            for callee in callees.get(scope, []):
-                pending += by_name.get(callee, [])
+            for callee in callees.get(scope, []):  # a scope already walked would be popped and passed over
+                pending += [reached for reached in by_name.get(callee, ()) if reached not in found.scopes]
             found.unresolved += [f"{scope[0]}:{call.split(':')[0]}" for call in dynamic.get(scope, [])]
             if dynamic.get(scope):
                 found.unresolved_files.add(scope[0])

@@ -14,10 +14,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-import libcst as cst
-from libcst._metadata_dependent import LazyValue
-from libcst.metadata import MetadataWrapper, QualifiedNameProvider
-
 # Segments between "warp." and a public name that re-exports may add (warp._src.context.launch).
 _INTERNAL_SEGMENTS = ("_src", "context", "build")
 
@@ -72,7 +68,11 @@ class NameRequest:
 
 def resolve_files(requests: list[NameRequest]) -> list[NameResolver]:
     """One libcst pass for many files: each file becomes a function holding its imports and names,
-    so per-file scoping stays exact while libcst's fixed per-module cost is paid once."""
+    so per-file scoping stays exact while libcst's fixed per-module cost is paid once. libcst is imported here, not
+    with the module: a plan whose files all come from the kept index never needs it (a third of a second)."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, QualifiedNameProvider
+
     chunks = [_Chunk(request) for request in requests]
     text = "".join(chunk.source(index) for index, chunk in enumerate(chunks))
     try:
@@ -101,6 +101,8 @@ class _Chunk:
         return f"def _file_{index}():\n" + "".join(f"    {line}\n" for line in body)
 
     def read(self, statements, names) -> dict[str, frozenset[str]]:
+        from libcst._metadata_dependent import LazyValue
+
         resolved = {}
         for dotted, statement in zip(self.wanted, statements, strict=False):
             qualified = names.get(statement.body[0].value, ())

@@ -7,16 +7,20 @@ Python's `ast` does the walking (exact lines, fast); libcst resolves imported na
 from __future__ import annotations
 
 import ast
+import gc
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import files as discovery
 from .collectors import ALL_COLLECTORS
 from .collectors.entry_points import console_scripts, main_guard_line
 from .collectors.kernels import link_selectors
+from .facts import ITEM_LISTS, FactsAssembler, FileFacts
 from .index import EntryPoint, SourceFile, SourceIndex
+from .kept import KeptIndex
 from .names import NameRequest, NameResolver, dotted_name, resolve_files
 from .parsed import FileInfo, ParsedFile, walk_with_parents
 
@@ -50,27 +54,35 @@ CANDIDATE_IDENTIFIERS = frozenset(
         "Scalar",
     ]
 )
-BATCH_SIZE = 200  # files whose names are resolved in one libcst pass
-_NOT_ITEMS = ("root", "library_roots", "files", "warnings", "schema_version")
-_ITEM_LISTS = [f.name for f in fields(SourceIndex) if f.name not in _NOT_ITEMS]
+# Parsed files wait for one libcst pass over all their names: up to this many files or characters of text at once
+# (their syntax trees are what the scan's memory holds; a batch of 200 large files was half a gigabyte).
+BATCH_FILES = 200
+BATCH_CHARACTERS = 2_000_000
 
 
-def scan_repository(root: Path, *, library_roots: Sequence[Path] = ()) -> SourceIndex:
+def scan_repository(
+    root: Path, *, library_roots: Sequence[Path] = (), kept: KeptIndex | None = None
+) -> SourceIndex:
     """Index the Warp-related source of `root`; `library_roots` are read for context (`in_repo=False`).
 
-    Never raises on bad input files: unreadable or unparsable ones become `warnings`.
+    With `kept`, a file whose text and place match a kept entry is not parsed again, and this scan's facts are
+    saved for the next one. Never raises on bad input files: unreadable or unparsable ones become `warnings`.
     """
     root = Path(root).resolve()
     libraries = [Path(r).resolve() for r in library_roots]
     index = SourceIndex(root=root.as_posix(), library_roots=[r.as_posix() for r in libraries])
-    repository = RootScanner(index, root, in_repo=True)
-    repository.scan()
-    for library_root in libraries:
-        RootScanner(index, library_root, in_repo=False).scan()
+    assembler = FactsAssembler(index)
+    repository = RootScanner(root, in_repo=True, kept=kept)
+    for scanner in [repository, *(RootScanner(r, in_repo=False, kept=kept) for r in libraries)]:
+        for facts in scanner.scan():
+            assembler.add(facts)
+        assembler.flush()
     scripts, warnings = console_scripts(root, repository.module_files)
     index.entry_points += scripts
     index.warnings += warnings
     link_selectors(index)
+    if kept is not None:
+        kept.save()
     return index
 
 
@@ -108,80 +120,123 @@ class PreparedFile:
                 collector.visit(node)
         for collector in collectors:
             collector.finish()
-        for name in _ITEM_LISTS:
+        for name in ITEM_LISTS:
             getattr(found, name).sort(key=lambda item: item.line or 0)
         return found
 
 
 class RootScanner:
-    """Scans one root (the repository, or one read-only library root) into a shared index."""
+    """Scans one root (the repository, or one read-only library root) into one FileFacts per file."""
 
-    def __init__(self, index: SourceIndex, root: Path, *, in_repo: bool) -> None:
-        self.index = index
+    def __init__(self, root: Path, *, in_repo: bool, kept: KeptIndex | None = None) -> None:
         self.root = root
         self.in_repo = in_repo
+        self.kept = kept
         self.project_names = discovery.top_level_module_names(root)
+        self.context = f"{in_repo}\0{','.join(sorted(self.project_names))}"
         self.module_files: dict[str, str] = {}
 
-    def scan(self) -> None:
-        batch: list[PreparedFile] = []
-        for path in discovery.discover_python_files(self.root):
-            prepared = self.prepare_file(path)
-            if prepared is not None:
-                batch.append(prepared)
-            if len(batch) >= BATCH_SIZE:
-                self._collect(batch)
-                batch = []
-        self._collect(batch)
+    def scan(self) -> list[FileFacts]:
+        """Every file's facts, in discovery order; the parsed ones are collected in batches whose names one libcst
+        pass resolves, and their syntax trees are dropped once collected."""
+        found: list[FileFacts] = []
+        batch: list[tuple[PreparedFile, FileFacts, str | None]] = []
+        with _collections_between_batches():
+            for path in discovery.discover_python_files(self.root):
+                facts, prepared, key = self.read_file(path)
+                found.append(facts)
+                if prepared is not None:
+                    batch.append((prepared, facts, key))
+                if len(batch) >= BATCH_FILES or sum(len(p.text) for p, _, _ in batch) >= BATCH_CHARACTERS:
+                    self._collect(batch)
+                    batch = []
+            self._collect(batch)
+        return found
 
-    def prepare_file(self, path: Path) -> PreparedFile | None:
-        """Read and `ast`-parse one file; None when it is skipped (prefilter, unreadable, unparsable)."""
+    def read_file(self, path: Path) -> tuple[FileFacts, PreparedFile | None, str | None]:
+        """Read one file: its kept facts when the store has them; else what reading and `ast` parsing give (the
+        PreparedFile still to collect when it parsed), and the key its facts are kept under."""
         name = discovery.relative_posix(path, self.root) if self.in_repo else path.as_posix()
         module_name = discovery.python_module_name(path, self.root, bounded=self.in_repo)
         self.module_files.setdefault(module_name, name)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            self.index.warnings.append(f"{name}: skipped, unreadable ({error.__class__.__name__}: {error})")
-            return None
+            unreadable = f"{name}: skipped, unreadable ({error.__class__.__name__}: {error})"
+            return FileFacts(warnings=[unreadable]), None, None
+        key = self.kept.key(text, f"{name}\0{module_name}\0{self.context}") if self.kept is not None else None
+        if self.kept is not None and key is not None:
+            reused = self.kept.take(key)
+            if reused is not None:
+                return reused, None, None
         mentions_warp = discovery.mentions_warp(text)
+        facts = FileFacts()
         if self.in_repo or mentions_warp:
-            self.index.files.append(SourceFile(name, module_name, self.in_repo, mentions_warp))
+            facts.listed = SourceFile(name, module_name, self.in_repo, mentions_warp)
         if self.in_repo:
-            self._record_unparsed_entry_points(path, name, text, parsed=mentions_warp)
-        if not mentions_warp:
-            return None
+            facts.entry_points = _unparsed_entry_points(path, name, text, parsed=mentions_warp)
+        prepared = self._parse(text, FileInfo(name, module_name, self.in_repo, self.project_names), facts) \
+            if mentions_warp else None
+        if prepared is None:
+            self._keep(key, facts)
+        return facts, prepared, key
+
+    def _parse(self, text: str, info: FileInfo, facts: FileFacts) -> PreparedFile | None:
         try:
-            return PreparedFile.parse(text, FileInfo(name, module_name, self.in_repo, self.project_names))
+            prepared = PreparedFile.parse(text, info)
         except (SyntaxError, ValueError) as error:
             where = f" line {error.lineno}" if isinstance(error, SyntaxError) and error.lineno else ""
-            self.index.warnings.append(f"{name}: skipped, unparsable ({error.__class__.__name__}{where})")
+            facts.warnings.append(f"{info.file}: skipped, unparsable ({error.__class__.__name__}{where})")
+            return None
         except RecursionError:
-            self.index.warnings.append(f"{name}: skipped, nested too deeply to parse")
-        return None
+            facts.warnings.append(f"{info.file}: skipped, nested too deeply to parse")
+            return None
+        facts.parsed = True
+        return prepared
 
-    def _collect(self, batch: list[PreparedFile]) -> None:
+    def _collect(self, batch: list[tuple[PreparedFile, FileFacts, str | None]]) -> None:
         if not batch:
             return
-        resolvers = resolve_files([prepared.name_request() for prepared in batch])
-        for prepared, resolver in zip(batch, resolvers, strict=True):
+        resolvers = resolve_files([prepared.name_request() for prepared, _, _ in batch])
+        for (prepared, facts, key), resolver in zip(batch, resolvers, strict=True):
             try:
-                found = prepared.collect(resolver)
+                facts.items = prepared.collect(resolver)
             except Exception as error:  # noqa: BLE001 - one odd file must not stop the scan
                 kind = error.__class__.__name__
-                self.index.warnings.append(f"{prepared.info.file}: skipped, scan failed ({kind}: {error})")
-                continue
-            for item_list in _ITEM_LISTS:
-                getattr(self.index, item_list).extend(getattr(found, item_list))
+                facts.collect_warnings.append(f"{prepared.info.file}: skipped, scan failed ({kind}: {error})")
+            self._keep(key, facts)
+        batch.clear()
+        gc.collect(0)  # what this batch left: the young objects alone, not the whole heap again
 
-    def _record_unparsed_entry_points(self, path: Path, name: str, text: str, *, parsed: bool) -> None:
-        """`__main__.py` files always; main guards of files the prefilter skips (parsed ones get theirs
-        from MainGuardCollector)."""
-        if path.name == "__main__.py":
-            self.index.entry_points.append(EntryPoint(kind="main_module", file=name, line=1))
-        line = None if parsed else main_guard_line(text)
-        if line is not None:
-            self.index.entry_points.append(EntryPoint(kind="main_guard", file=name, line=line))
+    def _keep(self, key: str | None, facts: FileFacts) -> None:
+        if self.kept is not None and key is not None:
+            self.kept.keep(key, facts)
+
+
+@contextmanager
+def _collections_between_batches() -> Iterator[None]:
+    """Python's cyclic collector off while files are parsed, and run once after each batch instead: with a batch's
+    syntax trees alive, its automatic full collections re-walked them again and again (about 30 % of the scan's
+    CPU time on a large library)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _unparsed_entry_points(path: Path, name: str, text: str, *, parsed: bool) -> list[EntryPoint]:
+    """`__main__.py` files always; main guards of files the prefilter skips (parsed ones get theirs from
+    MainGuardCollector)."""
+    found = []
+    if path.name == "__main__.py":
+        found.append(EntryPoint(kind="main_module", file=name, line=1))
+    line = None if parsed else main_guard_line(text)
+    if line is not None:
+        found.append(EntryPoint(kind="main_guard", file=name, line=line))
+    return found
 
 
 def _warp_aliases(imports: list[ast.Import | ast.ImportFrom]) -> set[str]:
