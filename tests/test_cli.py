@@ -15,6 +15,7 @@ from tests.test_check import make_report
 from warp_fix import cli
 from warp_fix.cli_parser import parse_arguments
 from warp_fix.cli_reference import subcommands
+from warp_fix.mechanisms import SLUGS
 
 PYTHON = sys.executable
 REPO = Path(__file__).resolve().parents[1]
@@ -313,7 +314,7 @@ def test_a_run_that_builds_no_module_says_so_instead_of_the_findings(tmp_path):
         "there was nothing to diagnose"
     )
     assert "Findings" not in proc.stdout
-    assert proc.stdout.strip().endswith("Nothing to fix: none of the 15 mechanisms had a build to look at.")
+    assert proc.stdout.strip().endswith(f"Nothing to fix: none of the {len(SLUGS)} mechanisms had a build to look at.")
 
 
 def test_json_dash_puts_the_json_alone_on_standard_output(tmp_path):

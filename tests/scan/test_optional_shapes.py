@@ -22,9 +22,6 @@ SHAPES = {
     "if/return on a parameter": (
         "def make(mode):\n    if mode:\n" + kernel("fast", "        ") + "        return fast\n"
         + kernel("slow", "    ") + "    return slow\n", "fast", True),
-    "the code after an if/return on a parameter": (
-        "def make(mode):\n    if mode == 'fast':\n        return None\n"
-        + kernel("slow", "    ") + "    return slow\n", "slow", True),
     "match on a parameter": (
         "def make(kind):\n    match kind:\n        case 'blur':\n" + kernel("blur", "            ")
         + "            return blur\n", "blur", True),

@@ -236,7 +236,7 @@ class KernelCollector(Collector):
         read: set[str] = set()
         child = node
         for parent in self.parsed.ancestors(node):
-            tests = [(test, branch) for test, branch in _exits_before(parent, child)]  # `if kind: return a` before it
+            tests = []
             if isinstance(parent, ast.If) and child is not parent.test:
                 tests.append((parent.test, parent))
             elif isinstance(parent, ast.Match) and child is not parent.subject:
@@ -389,21 +389,6 @@ def _returned_name(value: ast.expr | None, local: set[str], imported: dict[str, 
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in imported:
         return f"{imported[value.value.id]}.{value.attr}"
     return None
-
-
-def _exits_before(parent: ast.AST, child: ast.AST) -> list[tuple[ast.expr, ast.AST]]:
-    """The tests of the `if` statements before `child` in its block whose branch always leaves the function
-    (`if kind == "a": return make_a()` then the code for the other kinds): `child` runs only when they fail."""
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and child in block:
-            before = block[: block.index(child)]
-            return [(s.test, s) for s in before if isinstance(s, ast.If) and _always_leaves(s.body)]
-    return []
-
-
-def _always_leaves(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], ast.Return | ast.Raise)
 
 
 def _kinds_of_self(test: ast.expr, branch: ast.AST) -> set[str]:
