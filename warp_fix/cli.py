@@ -154,7 +154,12 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     root = Path(args.root or report.cwd)
     if not root.is_dir():
         raise UsageError(f"the repository to scan does not exist: {root} (pass --root)")
-    plan = make_plan(report, root)
+    from warp_fix.config import ConfigError
+
+    try:
+        plan = make_plan(report, root)
+    except ConfigError as exc:  # [tool.warp-fix] protected joins the plan's scope: a broken table is bad input
+        raise UsageError(str(exc)) from None
     print_plan(plan, console)
     if args.json:
         write_json(args.json, plan.to_json())
