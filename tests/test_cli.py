@@ -152,6 +152,18 @@ def test_plan_from_a_report_whose_project_is_gone_exits_2(tmp_path, capsys):
     assert "the repository to scan does not exist" in capsys.readouterr().err
 
 
+def test_plan_with_a_broken_config_table_names_the_key_in_one_line(tmp_path, capsys):
+    """The table's protected paths join the plan's scope, so a broken table stops the plan as bad input."""
+    report = make_report()
+    report.cwd = str(tmp_path)
+    report.save(tmp_path / "r.json")
+    (tmp_path / "pyproject.toml").write_text('[tool.warp-fix]\nprotected = "vendor"\n')
+    assert cli.main(["plan", "--from-report", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert "protected" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
 def test_every_subcommand_has_a_handler():
     assert {c.name for c in subcommands(cli.build_parser())} == set(cli.COMMANDS) | set(cli.PLAIN_COMMANDS)
 
