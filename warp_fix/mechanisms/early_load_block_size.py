@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from warp_fix.mechanisms import _situation as case
+from warp_fix.mechanisms._attribution import NoTarget, module_options_target, module_source
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import fired, ms, ruled_out, runtime
-from warp_fix.model import ADVISORY, FIRED, RULED_OUT, Finding, Fix, Proposal
+from warp_fix.model import ADVISORY, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import Launch, ModuleBuild, Site
 from warp_fix.wording import counted
 
@@ -36,6 +37,15 @@ class EarlyLoad:
     launch_block_dims: list[int]
     site: Site | None
     module_ms: float
+    at_module_default: bool  # the call took the module's default block size (an occupancy query always does)
+    every_launch_names_it: bool  # each launch of the module passed block_dim itself
+
+    @property
+    def launches_size(self) -> int | None:
+        """The one block size every launch named, which the module can take as its default without changing any."""
+        if self.at_module_default and self.every_launch_names_it and len(self.launch_block_dims) == 1:
+            return self.launch_block_dims[0]
+        return None
 
 
 @dataclass(frozen=True)
@@ -51,8 +61,8 @@ class EarlyLoadBlockSize(Mechanism[EarlyLoads]):
     SLUG = "early-load-block-size"
     CS = None  # seen in the field after WARP_FACTS.md's table of thirteen
     TITLE = "a module loaded early at a block size its launches do not use"
-    SAFETY = (ADVISORY,)
-    CODEMODS = ()
+    SAFETY = (SAFE, ADVISORY)
+    CODEMODS = ("module_options",)
 
     def diagnose(self, inputs: Inputs) -> Finding[EarlyLoads]:
         builds = inputs.user_builds()
@@ -76,21 +86,32 @@ class EarlyLoadBlockSize(Mechanism[EarlyLoads]):
 
     def propose(self, finding: Finding[EarlyLoads], inputs: Inputs) -> Iterator[Proposal]:
         for load in finding.facts.loads:
-            where = f"{inputs.repo_file(load.site.file) or load.site.file}:{load.site.line}" if load.site else ""
-            size = load.launch_block_dims[0] if len(load.launch_block_dims) == 1 else None
-            wanted = f"block_dim={size}" if size is not None else "the block size its launches use"
+            size = load.launches_size
+            if size is None:
+                yield _advice(finding, load, inputs)
+                continue
+            build = next(b for b in inputs.user_builds() if b.module == load.module and b.cause == load.cause)
+            source = module_source(build, inputs)
+            target = module_options_target(load.module, source, inputs) if source else NoTarget("no kernel source")
+            if isinstance(target, NoTarget):
+                yield NotProposed(finding.slug, f"{_said(load)}: its block size cannot be set in one place "
+                                  f"({target.reason})")
+                continue
+            args = target.place({"block_dim": size})
             yield Fix(
                 id="",
                 slug=finding.slug,
-                title=f"Load {load.module} early at the block size its launches use",
-                description=f"{_said(load)}. Give the module its launches' block size as its default "
-                f"(wp.get_module({load.module!r}).options['block_dim'], or module_options={{'block_dim': ...}} "
-                f"on a unique kernel) before the call, or pass {wanted} to it; or remove the early load if it "
-                f"serves nothing.",
-                safety=ADVISORY,
-                codemod=None,
-                lines=[where] if where else [],
+                title=f"Give {load.module} its launches' block size ({size}) as its default",
+                description=f"{_said(load)}. block_dim={size} in the module's options (in {args.file}) makes the "
+                f"{load.cause} call load the variant its launches use; every launch names block_dim={size} "
+                "itself, so none changes.",
+                safety=SAFE,
+                codemod="module_options",
+                places=(args,),
+                files=[args.file],
                 expected=f"removes 1 build of {load.module} (~{ms(load.module_ms)} of measured cold module work)",
+                allow_options=["block_dim"],
+                targets=[load.module],
             )
 
     EXAMPLES = (
@@ -105,16 +126,38 @@ class EarlyLoadBlockSize(Mechanism[EarlyLoads]):
             reason="1 early load",
         ),
         Example(
-            "wp.get_suggested_block_size on CUDA loads at the default 256; the launches use 128",
+            "wp.get_suggested_block_size on CUDA loads at the default 256; every launch names 128: the module's "
+            "default becomes 128",
             case.run(
                 builds=[
-                    _early("solver", 256, "get_suggested_block_size", device="cuda:0"),
-                    case.build("solver", block_dim=128, device="cuda:0", seq=2),
+                    case.sourced(_early("solver", 256, "get_suggested_block_size", device="cuda:0"),
+                                 case.kernel_source("step", "solver.py", 9)),
+                    case.sourced(case.build("solver", block_dim=128, device="cuda:0", seq=2),
+                                 case.kernel_source("step", "solver.py", 9)),
                 ],
                 launches=[case.launch("step", "solver", device="cuda:0", block_dim=128)],
+                source=case.index(files=["solver.py"]),
             ),
             FIRED,
+            fixes=(("module_options", SAFE),),
             reason="get_suggested_block_size built solver at block size 256",
+        ),
+        Example(
+            "the same, but one launch names no block size: it runs at the default, which must stay",
+            case.run(
+                builds=[
+                    case.sourced(_early("solver", 256, "get_suggested_block_size", device="cuda:0"),
+                                 case.kernel_source("step", "solver.py", 9)),
+                    case.sourced(case.build("solver", block_dim=128, device="cuda:0", seq=2),
+                                 case.kernel_source("step", "solver.py", 9)),
+                ],
+                launches=[
+                    case.launch("step", "solver", device="cuda:0", block_dim=128),
+                    case.launch("step", "solver", device="cuda:0"),
+                ],
+                source=case.index(files=["solver.py"]),
+            ),
+            RULED_OUT,
         ),
         Example(
             "the same, and the launches use 32 and 64: the early load served a launch",
@@ -124,6 +167,25 @@ class EarlyLoadBlockSize(Mechanism[EarlyLoads]):
             ),
             RULED_OUT,
         ),
+    )
+
+
+def _advice(finding: Finding[EarlyLoads], load: EarlyLoad, inputs: Inputs) -> Fix:
+    where = f"{inputs.repo_file(load.site.file) or load.site.file}:{load.site.line}" if load.site else ""
+    size = load.launch_block_dims[0] if len(load.launch_block_dims) == 1 else None
+    wanted = f"block_dim={size}" if size is not None else "the block size its launches use"
+    return Fix(
+        id="",
+        slug=finding.slug,
+        title=f"Load {load.module} early at the block size its launches use",
+        description=f"{_said(load)}. Give the module its launches' block size as its default "
+        f"(wp.get_module({load.module!r}).options['block_dim'], or module_options={{'block_dim': ...}} "
+        f"on a unique kernel) before the call, or pass {wanted} to it; or remove the early load if it "
+        f"serves nothing.",
+        safety=ADVISORY,
+        codemod=None,
+        lines=[where] if where else [],
+        expected=f"removes 1 build of {load.module} (~{ms(load.module_ms)} of measured cold module work)",
     )
 
 
@@ -140,8 +202,11 @@ def _wasted(build: ModuleBuild, builds: list[ModuleBuild], launches: list[Launch
     )
     if not rebuilt or build.block_dim in sizes:
         return None
+    default = int(build.options.get("block_dim") or CUDA_DEFAULT_BLOCK_DIM)
     return EarlyLoad(
-        build.module, build.device, build.cause, build.block_dim, sizes, build.site, build.module_ms
+        build.module, build.device, build.cause, build.block_dim, sizes, build.site, build.module_ms,
+        at_module_default=build.cause == "get_suggested_block_size" or build.block_dim == default,
+        every_launch_names_it=all(lc.block_dim is not None for lc in mine),
     )
 
 
