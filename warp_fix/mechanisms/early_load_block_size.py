@@ -24,6 +24,9 @@ from warp_fix.report import Launch, ModuleBuild, Site
 from warp_fix.wording import counted
 
 CUDA_DEFAULT_BLOCK_DIM = 256  # Warp's module option default
+# Calls that always load at the module's default block size; a preload's recorded size may be its own argument
+# (the build's options hold the size it was built at, not the module's default), so it is never assumed.
+TAKE_THE_MODULE_DEFAULT = ("get_suggested_block_size", "Module.load")
 
 
 @dataclass(frozen=True)
@@ -202,10 +205,9 @@ def _wasted(build: ModuleBuild, builds: list[ModuleBuild], launches: list[Launch
     )
     if not rebuilt or build.block_dim in sizes:
         return None
-    default = int(build.options.get("block_dim") or CUDA_DEFAULT_BLOCK_DIM)
     return EarlyLoad(
         build.module, build.device, build.cause, build.block_dim, sizes, build.site, build.module_ms,
-        at_module_default=build.cause == "get_suggested_block_size" or build.block_dim == default,
+        at_module_default=build.cause in TAKE_THE_MODULE_DEFAULT,
         every_launch_names_it=all(lc.block_dim is not None for lc in mine),
     )
 
