@@ -6,7 +6,13 @@ module's default when none); user code may call `Module.load` itself. Each block
 whole module, so when the launches use another size the early load is one extra full build. The tracer records
 which call made each load (`ModuleBuild.cause`). Seen in the field: a physics library fixed it in its own code
 (the module's default block size set to its launches') and added a lint against it; a prewarm once turned 5
-builds into 9. Advisory: the right size is the launches', which the finding names.
+builds into 9.
+
+The fix is that library's: when the early call loaded at the module's default (an occupancy query, a user's
+`Module.load`) and every launch of the module names one block size, that size becomes the module's default
+(`module_options`, safe): the early call then loads what the launches need, and no launch changes, since each
+names its size. A preload, whose size may be its own argument, and launches of several sizes or none stay advice
+naming the launches' size.
 """
 
 from __future__ import annotations
