@@ -57,3 +57,10 @@ def test_the_compile_models_table_gives_every_mechanism_its_id_in_registry_order
     ids = {slug: cs for cs, slug, _ in MODEL_ROWS}
     assert {m.SLUG: m.CS or "—" for m in MECHANISMS} == ids
     assert sorted(cs for cs in ids.values() if cs != "—") == sorted(f"CS-{n}" for n in range(1, 14))
+
+
+def test_the_run_and_reading_table_has_one_row_per_mechanism_in_registry_order():
+    """Each mechanism says which of its decisions rest on the run and which on reading."""
+    part = PAGE.split("### What the run decides, and what reading may do", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| ([\w-]+) \| [^|]+ \| [^|]+ \|$", part, re.MULTILINE)
+    assert rows[0] == "mechanism" and rows[1:] == list(SLUGS)
