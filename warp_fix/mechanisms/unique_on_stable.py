@@ -103,10 +103,11 @@ def _transpose_beside(launched_at: int, as_script: bool = False, device: str = "
     )
 
 
-def _reductions(options_set_in: str | None = None) -> Inputs:
+def _reductions(options_set_in: str | None = None, plain_kernel: bool = False) -> Inputs:
     """`sum_k`, `max_k` and `sq_k`, each `@wp.kernel(module="unique")` at module scope of ops.py and launched once.
     `options_set_in`: a function of ops.py that calls `wp.set_module_options({"enable_backward": False})` for the
-    file's module, and ran between the launches (a reporting helper written so; it reaches no unique kernel)."""
+    file's module, and ran between the launches (a reporting helper written so; it reaches no unique kernel).
+    `plain_kernel`: ops.py also defines `mesh_k` in its own module, which this run never builds."""
     names = ["sum_k", "max_k", "sq_k"]
     modules = [f"{name}_{i}a1b2c3d" for i, name in enumerate(names)]
     made = [
@@ -125,7 +126,8 @@ def _reductions(options_set_in: str | None = None) -> Inputs:
         option_changes=changes,
         source=case.index(
             files=["ops.py"],
-            kernels=[case.kernel(name, "ops.py", 8 + 6 * i, module_kind="unique") for i, name in enumerate(names)],
+            kernels=[case.kernel(name, "ops.py", 8 + 6 * i, module_kind="unique") for i, name in enumerate(names)]
+            + ([case.kernel("mesh_k", "ops.py", 40)] if plain_kernel else []),
             option_calls=calls,
         ),
     )
@@ -323,8 +325,7 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
                 title = f"Build the stable kernels of {file} in one named module"
                 own = entry["item"].python_module
                 said = (f'{names} each declare module="unique", a module of their own; the named module {module} '
-                        f"builds them together. Not {own}: {_options_setter(inputs, own)} sets its options, "
-                        "which these kernels never had.")
+                        f"builds them together. Not {own}: {_not_own_module(inputs, file, own)}.")
             yield Fix(
                 id="", slug=finding.slug, title=title, description=said,
                 safety=SAFE, codemod="drop_unique",
@@ -422,6 +423,14 @@ class UniqueOnStable(Mechanism[UniqueKernels]):
             FIRED,
             fixes=(("drop_unique", SAFE),),
             places=((DropUniqueArgs(file="ops.py", names=["sum_k", "max_k", "sq_k"], module=""),),),
+        ),
+        Example(
+            "the file's own module holds a kernel this run never builds: joining it would compile that kernel too, "
+            "so they share a named module of their own",
+            _reductions(plain_kernel=True),
+            FIRED,
+            fixes=(("drop_unique", SAFE),),
+            places=((DropUniqueArgs(file="ops.py", names=["sum_k", "max_k", "sq_k"], module="ops.stable"),),),
         ),
         Example(
             "the file's module gets options at run time (forward_only()): they share a named module it cannot reach",
@@ -528,9 +537,32 @@ def _shared_module(inputs: Inputs, kernel) -> str:
     kernels, or a file whose module gets options, get `<python module>.stable`. A unique module never took the
     file's options: joining would give them to the kernel, and an options call that runs after its first
     launch (`forward_only()` in a reporting helper) would rebuild the shared module."""
-    if kernel.at_module_scope and not _options_reach(inputs, kernel.python_module):
+    if kernel.at_module_scope and not _options_reach(inputs, kernel.python_module) and not _unbuilt_neighbours(
+        inputs, kernel.file
+    ):
         return kernel.python_module
     return f"{kernel.python_module}.stable"
+
+
+def _unbuilt_neighbours(inputs: Inputs, file: str) -> list[str]:
+    """The file's own-module kernels when the run never built that module: joining it would compile them too, the
+    isolation `module="unique"` gave (a finalize step that must not compile the file's mesh kernels)."""
+    own = [k.name for k in inputs.index.kernels if k.file == file and k.module_kind == "default"]
+    built = any(
+        source.module_kind == "file" and inputs.repo_file(source.file) == file
+        for build in inputs.report.trace.builds
+        for source in build.kernel_sources
+    )
+    return [] if built else own
+
+
+def _not_own_module(inputs: Inputs, file: str, own: str) -> str:
+    """Why stable module-scope kernels do not join their file's own module."""
+    unbuilt = _unbuilt_neighbours(inputs, file)
+    if unbuilt:
+        return (f"this run never builds it, and joining it would compile {', '.join(unbuilt)} too, which "
+                'module="unique" keeps out')
+    return f"{_options_setter(inputs, own)} sets its options, which these kernels never had"
 
 
 def _options_setter(inputs: Inputs, python_module: str) -> str:
