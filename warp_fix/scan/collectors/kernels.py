@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
+from ..captures import FactoryScopes
 from ..index import (
     FactoryFunction,
     FuncDef,
@@ -17,9 +17,6 @@ from ..index import (
 )
 from ..parsed import argument, function_parameters, parameter_default, qualname, string_literal
 from .base import Collector
-
-if TYPE_CHECKING:
-    from ..captures import FactoryScopes
 
 FUNC_DECORATORS = frozenset({"func", "func_native", "func_grad", "func_replay"})
 GENERIC_WARP_TYPES = frozenset({"Any", "Float", "Int", "Scalar", "types.Any"})
@@ -287,8 +284,6 @@ class KernelCollector(Collector):
 
     def _scopes_of(self, function: _Function) -> FactoryScopes | None:
         if id(function) not in self._scopes:
-            from ..captures import FactoryScopes  # libcst, imported when a scan parses a factory (names.py says why)
-
             first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
             source = self.parsed.source_lines(first, function.end_lineno or function.lineno)
             try:
