@@ -15,7 +15,7 @@ call through a parameter, of the files that call its function) and may reach onl
 
 from __future__ import annotations
 
-import re
+import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -31,13 +31,24 @@ class UnfollowedCall:
     file: str
     line: int
     text: str  # as written: `getattr(model, method)(...)`, `loss(...)`, `wp.launch(kernel, ...)`
+    runs: str = ""  # the expression that is called or launched: `getattr(model, method)`, `loss`, `kernel`
 
     def __str__(self) -> str:
         return f"{self.text} at {self.file}:{self.line}"
 
-    def names(self) -> set[str]:
-        """The identifiers it is written with: one that is a parameter means the caller decides what runs."""
-        return set(re.findall(r"[A-Za-z_]\w*", self.text))
+    def deciding_names(self) -> set[str]:
+        """The names that decide which code runs (one that is a parameter: the caller decides): the callee as
+        written, but only the object of a `getattr(obj, name)` (the name picks one of its methods) and only the
+        container of `table[key]` (the key picks among what it holds)."""
+        try:
+            node = ast.parse(self.runs or self.text, mode="eval").body
+        except SyntaxError:
+            return set()
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and node.args:
+            node = node.args[0]
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 @dataclass
@@ -137,7 +148,8 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
             holders = set(unfollowed.values())
             # calls through a parameter run what the function's callers hand it: the callers that import it, and
             # files the scan never parsed (their calls are unknown) that import it
-            handed = {holder for call, holder in unfollowed.items() if call.names() & parameters.get(holder, set())}
+            handed = {holder for call, holder in unfollowed.items()
+                      if call.deciding_names() & parameters.get(holder, set())}
             in_functions = {holder[0] for holder in handed if holder[1] is not None}
             supplying = {caller[0] for holder in handed if holder[1] is not None
                          for name in _names_of(holder[1]) for caller in callers.get(name, [])
@@ -157,13 +169,14 @@ def _reach(
     if name in known:
         found.kernels.setdefault(name, origin)
     else:
-        call = UnfollowedCall(launch.file, launch.line, f"wp.{launch.kind}({launch.kernel}, ...)")
+        call = UnfollowedCall(launch.file, launch.line, f"wp.{launch.kind}({launch.kernel}, ...)", launch.kernel)
         unfollowed[call] = (launch.file, launch.function)
 
 
 def _dynamic(file: str, calls: list[str]) -> list[UnfollowedCall]:
     """The scan's "line: text" records of calls it cannot follow by name."""
-    return [UnfollowedCall(file, int(line), text) for line, text in (call.split(": ", 1) for call in calls)]
+    return [UnfollowedCall(file, int(line), text, text.removesuffix("(...)"))
+            for line, text in (call.split(": ", 1) for call in calls)]
 
 
 def _names_of(qualname: str) -> list[str]:
