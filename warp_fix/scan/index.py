@@ -284,6 +284,9 @@ class LoopFactoryCall(Located):
     origin: str = "computed"
     origin_detail: str = ""
     init_line: int | None = None
+    # the values as the constructor holds them (`self.orders`) when the loop runs over a parameter of a private
+    # method that every call in its class fills with that attribute; "" when the loop's own iterable is that
+    constructor_values: str = ""
     per_call: list[str] = field(default_factory=list)
 
 
