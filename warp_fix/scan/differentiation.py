@@ -16,7 +16,7 @@ call through a parameter, of the files that call its function) and may reach onl
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .index import LaunchSite, SourceIndex
@@ -54,8 +54,9 @@ class UnfollowedCall:
 @dataclass
 class UnresolvedTape:
     """A tape (or adjoint launch) whose walk met calls it could not follow. What they run is unknown, but it is
-    code of a file the program holding the tape imports: `files`, the import closure of the calls' files and of
-    the files that call their functions (a callback comes from a caller)."""
+    code of a file the program holding the tape imports: `files`, the import closure of the calls' files and, for
+    a call whose callee comes from a parameter, of the files that call its function (a callback comes from a
+    caller)."""
 
     site: str  # "file:line" of the tape or adjoint launch
     calls: list[UnfollowedCall] = field(default_factory=list)
@@ -115,7 +116,7 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
     known = {k.name for k in index.kernels}
     found = Differentiation()
     imports = _ImportGraph(index)
-    unparsed = [f.file for f in index.files if f.in_repo and not f.mentions_warp]
+    unparsed = {f.file for f in index.files if f.in_repo and not f.mentions_warp}
     seeds = [(t.file, t.function, f"{t.file}:{t.line}", t.blocks, "tape") for t in index.tapes if t.in_repo]
     seeds += [(s.file, s.function, f"{s.file}:{s.line}", [], "adjoint launch")
               for s in index.launches if s.in_repo and _adjoint(s)]
@@ -151,10 +152,9 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
             handed = {holder for call, holder in unfollowed.items()
                       if call.deciding_names() & parameters.get(holder, set())}
             in_functions = {holder[0] for holder in handed if holder[1] is not None}
-            supplying = {caller[0] for holder in handed if holder[1] is not None
-                         for name in _names_of(holder[1]) for caller in callers.get(name, [])
-                         if holder[0] in imports.closure_of(caller[0])}
-            supplying |= {file for file in unparsed if in_functions & imports.closure_of(file)}
+            named = {caller[0] for holder in handed if holder[1] is not None
+                     for name in _names_of(holder[1]) for caller in callers.get(name, [])}
+            supplying = (named | unparsed) & imports.importers(in_functions) if in_functions else set()
             reach = imports.closure({holder[0] for holder in holders} | supplying)
             found.unresolved_tapes.append(UnresolvedTape(origin, list(unfollowed), reach, kind))
     found.unresolved = list(dict.fromkeys(found.unresolved))  # two tapes of one function reach the same launches
@@ -206,25 +206,42 @@ class _ImportGraph:
                 self.imported.setdefault(site.file, []).extend(imported)
         for source in index.files:
             self.imported.setdefault(source.file, []).extend(source.imports)  # files the prefilter skipped
-        self._closures: dict[str, set[str]] = {}
+        self._edges: dict[str, list[str]] = {}
+        self._importers: dict[str, list[str]] | None = None
 
-    def closure_of(self, file: str) -> set[str]:
-        """`closure([file])`, worked out once per file."""
-        if file not in self._closures:
-            self._closures[file] = self.closure([file])
-        return self._closures[file]
-
-    def closure(self, files: Iterable[str]) -> set[str]:
-        """`files` and every repository file they import, directly or not (a package's `__init__` included)."""
-        seen: set[str] = set()
-        pending = list(files)
-        while pending:
-            file = pending.pop()
-            if file in seen:
-                continue
-            seen.add(file)
+    def imports_of(self, file: str) -> list[str]:
+        """The repository files `file` imports directly (the packages of each module included), once per file."""
+        if file not in self._edges:
+            found = []
             for written in self.imported.get(file, []):
                 parts = self.index.absolute_module(file, written).split(".")
                 modules = (".".join(parts[:n]) for n in range(1, len(parts) + 1))  # its packages first
-                pending += [self.files_of[m] for m in modules if m in self.files_of]
-        return seen
+                found += [self.files_of[m] for m in modules if m in self.files_of]
+            self._edges[file] = found
+        return self._edges[file]
+
+    def closure(self, files: Iterable[str]) -> set[str]:
+        """`files` and every repository file they import, directly or not (a package's `__init__` included)."""
+        return _walk(files, self.imports_of)
+
+    def importers(self, files: Iterable[str]) -> set[str]:
+        """`files` and every repository file that imports one of them, directly or not."""
+        if self._importers is None:
+            self._importers = {}
+            for source in list(self.imported):
+                for target in self.imports_of(source):
+                    self._importers.setdefault(target, []).append(source)
+        importers = self._importers
+        return _walk(files, lambda file: importers.get(file, []))
+
+
+def _walk(start: Iterable[str], step: Callable[[str], list[str]]) -> set[str]:
+    """`start` and every file `step` leads to from it, directly or not."""
+    seen: set[str] = set()
+    pending = list(start)
+    while pending:
+        file = pending.pop()
+        if file not in seen:
+            seen.add(file)
+            pending += step(file)
+    return seen
