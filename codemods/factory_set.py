@@ -145,7 +145,9 @@ class FactorySet(WarpCodemod):
 
     In the class's file: `__init__` gains, after its last assignment of the loop's `self.<values>` (at its end
     when the loop runs over a constant), `self.<attribute> = {v: callee(v, ..., <parameter>="<module>") for v in
-    <values>}`, and the call inside the loop of `method` becomes `self.<attribute>[v]`. In the factory's file:
+    <values>}`, and the call inside the loop of `method` becomes `self.<attribute>[v]`. `<values>` is the loop's
+    iterable, or `values` when the loop runs over a parameter of a helper that stands for them (`for order in
+    orders:` in `_react(self, orders)`, every call of which passes `self.orders`). In the factory's file:
     `factory` gains the keyword parameter `<parameter>="unique"` (annotated `str` when its other parameters
     are; the default keeps a module per kernel for every other caller) and passes it where it wrote
     `module="unique"` (`wp.kernel(fn, module="unique")`, or `@wp.kernel(module="unique")` on a kernel it
@@ -189,6 +191,34 @@ class FactorySet(WarpCodemod):
                 "        for width in self.widths:\n            kernel = self._filter_kernels[width]\n"
                 "            wp.launch(kernel, dim=x.shape[0], inputs=[x])\n            out.append(x.numpy())\n"
                 "        return out\n"
+            ),
+        ),
+        Example(
+            title="the loop runs over a parameter of a private helper that every call fills with `self.widths`: the "
+            "constructor iterates `self.widths`",
+            args={
+                "file": "bank.py", "class_name": "Bank", "method": "_smooth", "line": 20, "callee": "make_filter",
+                "attribute": "_filter_kernels", "module": "bank.Bank", "factory_file": "bank.py",
+                "factory": "make_filter", "values": "self.widths",
+            },
+            before=(
+                "import warp as wp\n\n\ndef make_filter(width):\n    def box(x: wp.array(dtype=float)):\n"
+                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=\"unique\")\n\n\n"
+                "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n\n"
+                "    def run(self, x):\n        self._smooth(x, self.widths)\n\n"
+                "    def _smooth(self, x, widths):\n        for width in widths:\n"
+                "            wp.launch(make_filter(width), dim=x.shape[0], inputs=[x])\n"
+            ),
+            after=(
+                "import warp as wp\n\n\ndef make_filter(width, module=\"unique\"):\n"
+                "    def box(x: wp.array(dtype=float)):\n"
+                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=module)\n\n\n"
+                "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
+                "        self._filter_kernels = {\n"
+                "            width: make_filter(width, module=\"bank.Bank\") for width in self.widths\n        }\n\n"
+                "    def run(self, x):\n        self._smooth(x, self.widths)\n\n"
+                "    def _smooth(self, x, widths):\n        for width in widths:\n"
+                "            wp.launch(self._filter_kernels[width], dim=x.shape[0], inputs=[x])\n"
             ),
         ),
         Example(
@@ -404,10 +434,11 @@ class FactorySet(WarpCodemod):
             raise self.refuse(f"{callee}(...) on line {line} is not in a `for` loop over plain values")
         target = loop.target.value
         self._check_arguments(call, target, method, me)
-        values = code(loop.iter)
+        iterable = cst.parse_expression(self.args["values"]) if self.args.get("values") else loop.iter
+        values = code(iterable)
         if f"{me}." in values and me != init_self:
             values = values.replace(f"{me}.", f"{init_self}.")
-        anchor = _insertion_point(init, loop.iter, me)
+        anchor = _insertion_point(init, iterable, me)
         made = with_keyword(call, self.args["parameter"], string_arg(self.args["module"]))
         built = f"{init_self}.{attribute} = {{{target}: {code(made)} for {target} in {values}}}"
         if len(tree.default_indent * 2) + len(built) > _ONE_LINE:  # continuation lines: relative to the block
@@ -416,7 +447,7 @@ class FactorySet(WarpCodemod):
         statement = parse_stmt(built)
         body = list(init.body.body)
         position = len(body) if anchor is None else body.index(anchor) + 1
-        if anchor is None and _self_attribute(loop.iter, me):
+        if anchor is None and _self_attribute(iterable, me):
             raise self.refuse(f"{class_name}.__init__ does not assign {values} at its top level")
         body.insert(position, statement)
         lookup = cst.parse_expression(f"{me}.{attribute}[{target}]")

@@ -585,7 +585,8 @@ class FactorySetArgs(CodemodArgs):
     In `file`, the `callee(...)` call on `line` (inside the `for` loop of `method` that launches what it makes)
     becomes `self.<attribute>[<loop variable>]`, a dict `class_name.__init__` builds over the loop's values with
     `module=<module>`; in `factory_file`, `factory` gains the keyword `parameter` (default "unique", so its other
-    callers keep a module per kernel) and passes it to the `wp.kernel` that made `module="unique"`.
+    callers keep a module per kernel) and passes it to the `wp.kernel` that made `module="unique"`. `values`: what
+    `__init__` iterates when the loop's own iterable is a parameter standing for it.
     """
 
     CODEMOD = "factory_set"
@@ -610,6 +611,11 @@ class FactorySetArgs(CodemodArgs):
     factory_file: str = argument("the file defining the factory (relative to the repo root).")
     factory: str = argument("the factory function.")
     parameter: str = argument("the factory's keyword parameter for the module.", default="module")
+    values: str = argument(
+        "the loop's values as `__init__` holds them (`self.orders`), when the loop runs over a parameter of its "
+        "method that every call fills with them; empty: the loop's own iterable.",
+        default="",
+    )
 
     def by_file(self) -> dict[str, dict[str, Any]]:
         """Every argument for each file, and which `edit` is made there: the loop's class, the factory, or both."""

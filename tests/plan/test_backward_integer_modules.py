@@ -16,7 +16,10 @@ from warp_fix.plan import make_plan
 from warp_fix.probe import measure
 
 INTEGER_MODULES = ["particles.hashing", "particles.cells"]  # in the order the quickstart builds them
-UNRESOLVED = "a tape whose launch at particles/autograd.py:26 the scan cannot resolve to a kernel"
+UNRESOLVED = (
+    "the tape at particles/autograd.py:22, whose calls function(...) at particles/autograd.py:26, function(...) at "
+    "particles/autograd.py:24 cannot be followed"
+)
 
 # a script that differentiates through the hashing kernel itself, on a tape the scan follows
 CHECK_HASH = '''"""Records the hashing on a tape, as a gradient check of a pipeline would."""
@@ -63,11 +66,13 @@ def test_the_tracer_records_which_kernels_take_differentiable_arguments(report):
 
 
 def test_integer_modules_get_a_safe_per_module_fix_the_float_module_only_the_process_wide_one(report):
-    finding, fixes = unused_backward(make_plan(report, FIXTURES / "integer_modules"))
+    plan = make_plan(report, FIXTURES / "integer_modules")
+    finding, fixes = unused_backward(plan)
     assert finding.status == "fired"
     assert finding.facts.modules == [*INTEGER_MODULES, "particles.density"]
     assert finding.facts.gradient_free == {m: UNRESOLVED for m in INTEGER_MODULES}
-    assert finding.facts.differentiated_elsewhere == {"particles.density": UNRESOLVED}
+    assert finding.facts.differentiated_elsewhere == {}  # no tape the scan follows reaches any of them
+    assert finding.facts.may_be_differentiated == {"particles.density": UNRESOLVED}
     per_module = [f for f in fixes if f.codemod == "module_options"]
     assert [(f.args_json(), f.safety) for f in per_module] == [
         ({"file": f"particles/{m.split('.')[1]}.py", "options": {"enable_backward": False}}, SAFE)
@@ -80,18 +85,18 @@ def test_integer_modules_get_a_safe_per_module_fix_the_float_module_only_the_pro
     assert process_wide.safety == CONSENT
     assert process_wide.args_json() == {"file": "quickstart.py", "name": "enable_backward", "value": False,
                                  "before_import": "particles.density"}
-    assert "particles.density is differentiated by" in process_wide.description
+    assert f"particles.density may be differentiated by {UNRESOLVED}" in process_wide.description
     assert "particles.hashing" not in process_wide.description
+    (why,) = [n.reason for n in plan.not_proposed if n.slug == "unused-backward"]
+    assert why.startswith("particles.density: backward stays on in the module itself")
 
 
 def test_a_tape_the_scan_follows_to_the_integer_kernel_keeps_the_process_wide_rule(with_resolved_tape):
     report = measure([PYTHON, "quickstart.py"], with_resolved_tape, samples=1)
     finding, fixes = unused_backward(make_plan(report, with_resolved_tape))
     assert finding.facts.gradient_free == {"particles.cells": UNRESOLVED}
-    assert finding.facts.differentiated_elsewhere == {
-        "particles.density": UNRESOLVED,
-        "particles.hashing": "scripts/check_hash.py:12",
-    }
+    assert finding.facts.differentiated_elsewhere == {"particles.hashing": "scripts/check_hash.py:12"}
+    assert finding.facts.may_be_differentiated == {"particles.density": UNRESOLVED}
     assert [f.args_json()["file"] for f in fixes if f.codemod == "module_options"] == ["particles/cells.py"]
     (process_wide,) = [f for f in fixes if f.codemod == "config_at_entry"]
     assert process_wide.safety == CONSENT

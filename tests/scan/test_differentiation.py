@@ -224,3 +224,51 @@ def test_a_context_manager_that_yields_inside_its_tape_records_its_callers_block
     found = differentiated_kernels(index)
     assert found.kernels == {"pair_energy": "ops/autograd.py:8"}
     assert found.reaches("ops/energy.py")
+
+
+SHADE = """
+    import warp as wp
+
+    @wp.kernel
+    def shade(x: wp.array(dtype=float)):
+        x[wp.tid()] = 0.5
+"""
+
+PROBE = """
+    import warp as wp
+    from beams.model import Beam
+
+    def probe(method):
+        beam = Beam(4)
+        with wp.Tape() as tape:
+            getattr(beam, method)()
+        tape.backward()
+"""
+
+
+def test_a_tape_whose_call_cannot_be_followed_reaches_only_what_its_script_imports(scan):
+    """`getattr(beam, method)()` runs a method of something the script has: code of a file it imports."""
+    index = scan({"beams/__init__.py": "", "beams/model.py": MODEL, "beams/render.py": SHADE, "probe.py": PROBE})
+    (tape,) = differentiated_kernels(index).unresolved_tapes
+    assert [str(call) for call in tape.calls] == ["getattr(beam, method)(...) at probe.py:7"]
+    assert tape.may_reach(["beams/model.py"]) and not tape.may_reach(["beams/render.py"])
+
+
+def test_a_package_init_that_never_says_warp_still_brings_in_its_modules(scan):
+    """The prefilter skips `beams/__init__.py`, but importing beams.model runs it, and it imports beams.render."""
+    init = '"""Beams."""\n\nfrom . import render\nfrom .model import Beam\n'
+    index = scan({"beams/__init__.py": init, "beams/model.py": MODEL, "beams/render.py": SHADE, "probe.py": PROBE})
+    assert next(f for f in index.files if f.file == "beams/__init__.py").mentions_warp is False
+    (tape,) = differentiated_kernels(index).unresolved_tapes
+    assert tape.may_reach(["beams/render.py"])
+
+
+def test_a_callback_comes_from_the_functions_callers(scan):
+    """`gradient_of(function)` runs what its callers pass: the files of callers that import it, and their imports."""
+    wrapper = "import warp as wp\n\ndef gradient_of(function):\n    with wp.Tape() as tape:\n        function()\n"
+    caller = "from beams.autograd import gradient_of\nfrom beams.render import shade\n\ngradient_of(lambda: 0)\n"
+    unrelated = "import warp as wp\n\ndef run():\n    gradient_of()\n"  # same name, never imports the wrapper
+    index = scan({"beams/__init__.py": "", "beams/autograd.py": wrapper, "beams/render.py": SHADE,
+                  "beams/model.py": MODEL, "fit.py": caller, "other.py": unrelated})
+    (tape,) = differentiated_kernels(index).unresolved_tapes
+    assert tape.may_reach(["beams/render.py"]) and not tape.may_reach(["beams/model.py"])

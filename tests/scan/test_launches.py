@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_launch_sites_record_kernel_block_dim_and_device(scan):
     index = scan(
@@ -134,6 +136,53 @@ def test_a_factory_call_launched_by_its_own_loop_records_where_the_values_come_f
     assert (fixed.origin, fixed.arguments, fixed.per_call) == ("constant", ["w", "2"], [])
     assert adaptive.class_name is None and adaptive.origin == "parameter"
     assert adaptive.per_call == ["width (line 21: width = int(frame.max()))", "scale (a parameter of adaptive())"]
+
+
+REACTOR = """
+    import warp as wp
+    from rates import ORDERS, make_rate
+
+    class Reactor:
+        def __init__(self, orders=(1, 2)):
+            if set(orders) - set(ORDERS):
+                raise ValueError(orders)
+            self.orders = tuple(orders)
+
+        def step(self, dt):
+            self._react(self.orders, dt)
+
+        def _react(self, orders, dt):
+            for order in orders:
+                wp.launch(make_rate(order), dim=1, inputs=[dt])
+"""
+
+
+def test_a_helper_parameter_every_call_fills_with_a_constructor_attribute_holds_its_values(scan):
+    (call,) = scan({"reactor.py": REACTOR}).loop_factory_calls
+    assert (call.function, call.loop_iter, call.origin) == ("Reactor._react", "orders", "constructor")
+    assert (call.constructor_values, call.init_line) == ("self.orders", 8)
+    assert call.origin_detail == (
+        "orders is self.orders at every call of _react() (1 call in Reactor); self.orders is set in Reactor.__init__"
+    )
+
+
+@pytest.mark.parametrize(
+    "caller",
+    [
+        "self._react(self.orders[:1], dt)",  # computed from the attribute
+        "self._react(orders=self.extra, dt=dt)",  # another attribute, assigned nowhere in __init__
+    ],
+)
+def test_a_helper_parameter_filled_otherwise_is_known_only_per_call(scan, caller):
+    source = REACTOR.replace("self._react(self.orders, dt)", caller)
+    (call,) = scan({"reactor.py": source}).loop_factory_calls
+    assert call.origin == "parameter" and call.constructor_values == ""
+
+
+def test_a_public_method_looping_over_its_parameter_is_known_only_per_call(scan):
+    source = REACTOR.replace("_react", "react")  # other code may call it with values of its own
+    (call,) = scan({"reactor.py": source}).loop_factory_calls
+    assert call.origin == "parameter"
 
 
 def test_a_loop_value_assigned_outside_the_constructor_is_not_fixed_at_construction(scan):

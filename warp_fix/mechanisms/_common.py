@@ -111,7 +111,7 @@ def first_project_import(index: SourceIndex, file: str, modules: Iterable[str]) 
     `app.solver`, creates `app.solver` at that line: a process-wide setting must come above it)."""
     wanted = set(modules)
     for site in sorted(index.imports_in(file), key=lambda s: s.line):
-        if site.at_module_scope and _creates(index, _absolute(index, file, site.module), wanted, set()):
+        if site.at_module_scope and _creates(index, index.absolute_module(file, site.module), wanted, set()):
             return site.module
     return None
 
@@ -128,22 +128,11 @@ def _creates(index: SourceIndex, module: str, wanted: set[str], seen: set[str]) 
         seen.add(name)
         file = index.file_of_module(name)
         if file is not None and any(
-            site.at_module_scope and _creates(index, _absolute(index, file, site.module), wanted, seen)
+            site.at_module_scope and _creates(index, index.absolute_module(file, site.module), wanted, seen)
             for site in index.imports_in(file)
         ):
             return True
     return False
-
-
-def _absolute(index: SourceIndex, file: str, module: str) -> str:
-    """`module` as imported in `file`: a relative import (`.solver` in app/cli.py) resolved to `app.solver`."""
-    level = len(module) - len(module.lstrip("."))
-    if not level:
-        return module
-    own = (index.python_module_of(file) or "").split(".")
-    package = own if file.endswith("__init__.py") else own[:-1]
-    base = package[: len(package) - (level - 1)]
-    return ".".join([*base, module[level:]] if module[level:] else base)
 
 
 def in_repo(inputs: Inputs, file: str) -> bool:

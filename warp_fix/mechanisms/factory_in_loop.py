@@ -52,6 +52,8 @@ class LoopSet:
     shared_module: str  # the named module the set would share
     other_callers: list[str] = field(default_factory=list)  # other places that call the factory
     factory_in_repo: bool = True  # False: the kernel is made in an installed library's code
+    # the values as the constructor holds them (`self.orders`) when the loop runs over a parameter standing for them
+    constructor_values: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,12 +64,13 @@ class LoopSets:
 def _bank(
     *, origin: str = "constructor", per_call: tuple[str, ...] = (), class_name: str | None = "FilterBank",
     module_options: str | None = None, widths: int = 3, lazily: bool = True, other_caller: bool = False,
-    library: bool = False,
+    library: bool = False, held_by: str = "",
 ) -> Inputs:
     """`FilterBank.apply` (bank.py:21) calls `make_filter(width)` (filters.py:6, kernel `box` at line 10, made
     with module="unique" at line 18) in `for width in self.widths:`, launching each kernel before making the
-    next (or, `lazily` False, making all of them first)."""
-    function = "FilterBank.apply" if class_name else "apply"
+    next (or, `lazily` False, making all of them first). `held_by`: the loop runs over a parameter of the helper
+    `FilterBank._smooth` instead, which every call fills with this constructor attribute."""
+    function = ("FilterBank._smooth" if held_by else "FilterBank.apply") if class_name else "apply"
     call = case.site("bank.py", 21, "apply")
     filters = "/usr/lib/python3/site-packages/filt/filters.py" if library else "filters.py"
     stack = [f"{filters}:18:make_filter", "bank.py:21:apply", "app.py:9:main"]
@@ -101,10 +104,12 @@ def _bank(
                                        python_module="filters", function_path="make_filter", kernels=["box"])],
             loop_factory_calls=[LoopFactoryCall(
                 file="bank.py", line=21, function=function, callee="make_filter", arguments=["width"],
-                class_name=class_name, loop_line=20, loop_target="width", loop_iter="self.widths", origin=origin,
+                class_name=class_name, loop_line=20, loop_target="width",
+                loop_iter="widths" if held_by else "self.widths", origin=origin,
                 origin_detail={"constructor": "self.widths is set in FilterBank.__init__",
                                "parameter": "frames is a parameter of apply()"}.get(origin, ""),
                 init_line=15 if origin == "constructor" else None, per_call=list(per_call),
+                constructor_values=held_by,
             )],
             calls=calls,
         ),
@@ -148,7 +153,7 @@ class FactoryInLoop(Mechanism[LoopSets]):
                 module_options=kernel.module_options.source if kernel.module_options else "",
                 module_parameter=kernel.module_value if kernel.module_from_parameter else None,
                 modules=modules, builds=len(builds), build_ms=sum(b.module_ms for b in builds),
-                shared_module=_shared_module(inputs, loop),
+                shared_module=_shared_module(inputs, loop), constructor_values=loop.constructor_values,
             )
             found.append(replace(item, other_callers=_other_callers(inputs, item, factory)))
             evidence.append(runtime(
@@ -190,11 +195,12 @@ class FactoryInLoop(Mechanism[LoopSets]):
                     "project's own loop passes the shared module (a keyword added, never a default changed)",
                 )
             values = len(item.modules)
+            iterated = item.constructor_values or item.loop_iter
             yield Fix(
                 id="", slug=finding.slug,
                 title=f"Make {item.class_name}'s {item.factory}() kernels before the first launch, in one module",
                 description=(
-                    f"{item.function}() made one {item.kernel} kernel per value of {item.loop_iter} inside the loop "
+                    f"{item.function}() made one {item.kernel} kernel per value of {iterated} inside the loop "
                     f"that launches it ({where}), each in a module of its own: {values} modules, {item.builds} "
                     f"builds. The values are fixed when the object is made ({item.origin_detail}), so "
                     f"{item.class_name}.__init__ makes the set, passing module=\"{item.shared_module}\", and the "
@@ -208,7 +214,7 @@ class FactoryInLoop(Mechanism[LoopSets]):
                     file=item.file, class_name=item.class_name or "", method=item.function.rsplit(".", 1)[-1],
                     line=item.line, callee=item.callee, attribute=_attribute(item.factory),
                     module=item.shared_module, factory_file=item.factory_file, factory=item.factory,
-                    parameter=item.module_parameter or "module",
+                    parameter=item.module_parameter or "module", values=item.constructor_values,
                 ),),
                 files=sorted({item.file, item.factory_file}),
                 lines=[f"{item.file}:{item.line}", f"{item.factory_file}:{item.factory_line}"],
@@ -225,6 +231,18 @@ class FactoryInLoop(Mechanism[LoopSets]):
             places=((FactorySetArgs(
                 file="bank.py", class_name="FilterBank", method="apply", line=21, callee="make_filter",
                 attribute="_filter_kernels", module="bank.FilterBank", factory_file="filters.py", factory="make_filter",
+            ),),),
+        ),
+        Example(
+            "the loop runs over a parameter of a private helper that every call fills with the constructor's widths: "
+            "the constructor makes the set over self.widths",
+            _bank(held_by="self.widths"),
+            FIRED,
+            fixes=(("factory_set", SAFE),),
+            places=((FactorySetArgs(
+                file="bank.py", class_name="FilterBank", method="_smooth", line=21, callee="make_filter",
+                attribute="_filter_kernels", module="bank.FilterBank", factory_file="filters.py", factory="make_filter",
+                values="self.widths",
             ),),),
         ),
         Example(

@@ -11,6 +11,7 @@ from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
     builds_of,
+    entry_file,
     expected_effect,
     fired,
     ms,
@@ -20,7 +21,7 @@ from warp_fix.mechanisms._common import (
 )
 from warp_fix.model import FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import KernelSource, ModuleBuild
-from warp_fix.scan.index import KernelDef
+from warp_fix.scan.index import EntryPoint, KernelDef
 from warp_fix.scope import optional_reason
 from warp_fix.wording import counted, noun
 
@@ -37,6 +38,7 @@ def _tiny_modules(
     alternatives: tuple[str, ...] = (),
     registry: tuple[str, ...] = (),
     taped: str | None = None,
+    helpers_of: str | None = None,
 ) -> Inputs:
     """A run that builds one module per `ops/<name>.py`, each holding one kernel `<name>`, all first launched
     from `pipeline.process`; the module `later` is first launched from `pipeline.export` instead.
@@ -45,15 +47,20 @@ def _tiny_modules(
     (line 40) returns from a fixed if/elif on the configured kind; `registry`: one more, `ops/filters.py`, whose
     kernels are entries of the module-scope dict `FILTERS`; `taped`: the module a tape recorded.
     `options_in` / `computed_options_in`: a file that sets its own module's options at module scope, as constants
-    (`fast_math=False`) / computed from configuration (`fast_math=MODE == "fast"`)."""
+    (`fast_math=False`) / computed from configuration (`fast_math=MODE == "fast"`). `helpers_of`: each module is
+    first launched from a helper `_<name>` of `ops/sim.py` instead, all inside one call of this method, which
+    `main()` of the entry script `run.py` makes."""
     files = [f"ops/{name}.py" for name in names]
     calls = [case.option_call(options_in, 3, {"fast_math": False})] if options_in else []
     if computed_options_in:
         calls.append(case.option_call(computed_options_in, 5, {}, runtime_keys=["fast_math"]))
     builds, kernels = [], [case.kernel(name, file) for name, file in zip(names, files)]
-    for name, file in zip(names, files):
+    for n, (name, file) in enumerate(zip(names, files)):
         build = case.build(f"ops.{name}", kernels=[f"ops.{name}.{name}"])
         build.site = case.site("pipeline.py", 20, "export" if name == later else "process")
+        if helpers_of:
+            stack = [f"ops/sim.py:{20 + n}:{helpers_of}", "run.py:8:main", "run.py:12:<module>"]
+            build.site = case.site("ops/sim.py", 40 + 5 * n, f"_{name}", stack)
         build.kernel_sources = [_source(name, file)]
         builds.append(build)
     for module, members, fields in (
@@ -72,7 +79,9 @@ def _tiny_modules(
     return case.run(
         builds=builds,
         gradient_uses=[case.gradient_use(taped)] if taped else [],
-        source=case.index(files=files, kernels=kernels, option_calls=calls),
+        source=case.index(files=[*files, "ops/sim.py", "run.py"], kernels=kernels, option_calls=calls,
+                          entry_points=[EntryPoint(kind="main_guard", file="run.py")]),
+        command=("python", "run.py"),
     )
 
 
@@ -111,6 +120,7 @@ class SmallModules:
     modules: list[str]
     alternatives: list[Alternatives] = field(default_factory=list)  # closed sets merged whole
     kept_apart: list[KeptApart] = field(default_factory=list)  # same lifecycle, left as they are
+    first_built_in: str = ""  # the call inside which the run first built every one of them
 
 
 class GranularModules(Mechanism[SmallModules]):
@@ -135,9 +145,9 @@ class GranularModules(Mechanism[SmallModules]):
                 continue
             why = _why_apart(inputs, build, kernels, differentiated)
             if why:
-                apart.setdefault(_lifecycle(build), []).append(KeptApart(build.module, why))
+                apart.setdefault(_lifecycle(build, inputs), []).append(KeptApart(build.module, why))
                 continue
-            groups.setdefault(_lifecycle(build), {})[build.module] = (build, kernels)
+            groups.setdefault(_lifecycle(build, inputs), {})[build.module] = (build, kernels)
         lifecycle, group = max(groups.items(), key=lambda item: len(item[1]), default=(None, {}))
         if len(group) < MIN_MODULES:
             return ruled_out(
@@ -153,7 +163,8 @@ class GranularModules(Mechanism[SmallModules]):
         alternatives = [a for build, found in group.values() for a in _alternatives(build.module, found)]
         kept_apart = apart.get(lifecycle, [])
         cost = sum(b.module_ms for b in builds) - max(b.module_ms for b in builds)
-        where = builds[0].site.function if builds[0].site else "the same place"
+        call = _load_call(builds[0], inputs)
+        where = f"one call of {call.function} ({call.file})" if call else "the same place"
         evidence = [runtime(f"{b.module}: {counted(len(b.kernels), 'kernel')}, {ms(b.module_ms)}", b.site, inputs)
                     for b in builds]
         evidence += [static(f"{a.module}: {', '.join(a.kernels)} are a closed set {a.picked_by}() picks from by "
@@ -163,13 +174,13 @@ class GranularModules(Mechanism[SmallModules]):
         return fired(
             self.SLUG,
             self.TITLE,
-            f"{len(group)} small modules with one lifecycle (first built from {where}, same device, options and "
+            f"{len(group)} small modules with one lifecycle (first built inside {where}, same device, options and "
             "block size), built one by one",
             evidence=evidence,
             cost_ms=cost,
             extra_builds=len(group) - 1,
             all_builds=builds_of(inputs, group),
-            facts=SmallModules(kernels, sorted(group), alternatives, kept_apart),
+            facts=SmallModules(kernels, sorted(group), alternatives, kept_apart, where),
         )
 
     def propose(self, finding: Finding[SmallModules], inputs: Inputs) -> Iterator[Proposal]:
@@ -192,8 +203,9 @@ class GranularModules(Mechanism[SmallModules]):
             id="",
             slug=finding.slug,
             title=f"Build the {len(facts.modules)} same-lifecycle modules as one module {module}",
-            description=f"{', '.join(facts.modules)} are built at the same point of every run with the "
-            f"same device, options and block size, each separately; one named module {module} builds their "
+            description=f"{', '.join(facts.modules)} are first built inside {facts.first_built_in}, whatever helper "
+            f"launches them, with the same device, options and block size, each separately; one named module {module} "
+            "builds their "
             f"{len(kernels)} kernels at once (kernel names kept).{closed}",
             safety=SAFE,
             codemod="merge_modules",
@@ -239,6 +251,17 @@ class GranularModules(Mechanism[SmallModules]):
             ),),),
         ),
         Example(
+            "modules first built inside one call of `step()`, each launched from another helper, share a lifecycle",
+            _tiny_modules("force", "walls", "totals", helpers_of="step"),
+            FIRED,
+            fixes=(("merge_modules", SAFE),),
+            reason="first built inside one call of step",
+            places=((MergeModulesArgs(
+                kernels=[["ops/force.py", "force"], ["ops/walls.py", "walls"], ["ops/totals.py", "totals"]],
+                module="ops.kernels",
+            ),),),
+        ),
+        Example(
             "a module first built at a later phase (export) has another lifecycle: nothing to merge",
             _tiny_modules("add", "mul", later="mul"),
             RULED_OUT,
@@ -251,11 +274,45 @@ def _options_key(options: dict) -> str:
     return repr(sorted((k, repr(v)) for k, v in options.items() if k not in _IDENTITY_FREE))
 
 
-def _lifecycle(build: ModuleBuild) -> tuple:
-    """Modules built at the same point of the run (the user function whose launch loaded them), on one device,
-    with the same options and block size, live and die together."""
-    where = (build.site.file, build.site.function) if build.site else None
-    return build.device, _options_key(build.options), build.block_dim, where
+def _lifecycle(build: ModuleBuild, inputs: Inputs) -> tuple:
+    """Modules first built inside one call of the same method (whichever of its helpers launched them), on one
+    device, with the same options and block size, live and die together."""
+    return build.device, _options_key(build.options), build.block_dim, _load_call(build, inputs)
+
+
+@dataclass(frozen=True)
+class EnclosingCall:
+    """One call of a function, inside which the run first loaded a module: the function and where it was called."""
+
+    file: str
+    function: str
+    called_from: str  # "file:line" of the call, "" when the stack does not say
+
+
+def _load_call(build: ModuleBuild, inputs: Inputs) -> EnclosingCall | None:
+    """The call inside which the run first loaded the module, from the load's stack: the outermost function frame
+    below the program's driver (the entry file's frames, and a function the entry's module scope calls), so that a
+    `Simulator.step()` the entry calls stands for the helpers it runs (`_force`, `_close`, ...), while `grade()` and
+    `export()`, called from the entry one after the other, stay two. The launching function itself (the stack's
+    first frame) where the stack is the entry's own code, import-time code, or too short to reach the driver."""
+    if build.site is None:
+        return None
+    chain = [build.site, *build.site.callers()]
+    files = [inputs.repo_file(frame.file) for frame in chain]
+    entry = entry_file(inputs)
+    anchor = 0
+    for depth in range(1, len(chain) + 1):
+        if depth == len(chain):  # the stack ends before the driver: the call that matters is not known
+            anchor = 0
+            break
+        frame, outer = chain[depth], chain[depth + 1] if depth + 1 < len(chain) else None
+        driven_by_entry = outer is not None and outer.function == "<module>" and files[depth + 1] == entry
+        if frame.function == "<module>" or files[depth] in (None, entry) or driven_by_entry:
+            break
+        anchor = depth
+    outer = chain[anchor + 1] if anchor + 1 < len(chain) else None
+    called_from = f"{files[anchor + 1] or outer.file}:{outer.line}" if outer else ""
+    return EnclosingCall(files[anchor] or chain[anchor].file, chain[anchor].function, called_from)
 
 
 def _repo_kernels(inputs: Inputs, build: ModuleBuild) -> list[KernelDef] | None:

@@ -28,7 +28,7 @@ from warp_fix.mechanisms._common import (
     runtime,
     static,
 )
-from warp_fix.model import ADVISORY, CONSENT, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
+from warp_fix.model import ADVISORY, CONSENT, FIRED, RULED_OUT, SAFE, Evidence, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import ModuleBuild, OptionSource, Site
 from warp_fix.scan.differentiation import Differentiation, differentiated_kernels
 from warp_fix.scan.index import (
@@ -59,6 +59,9 @@ class UnusedAdjoints:
     optional: dict[str, str] = field(default_factory=dict)
     # Warp's own modules (warp.optim.adam) compiling adjoints nothing uses, in a run that differentiates: advice only
     warp_own: list[str] = field(default_factory=list)
+    # module -> a tape elsewhere whose calls the scan cannot follow and that can run the module's code: no resolved
+    # tape reaches it, but its backward cannot be turned off in the module itself either
+    may_be_differentiated: dict[str, str] = field(default_factory=dict)
 
 
 class UnusedBackward(Mechanism[UnusedAdjoints]):
@@ -79,7 +82,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             if launch.site and _a_tape_of_its_file_may_record(launch.site, inputs):
                 launched_from.setdefault(launch.module, set()).add(inputs.repo_file(launch.site.file))
         anywhere = differentiated_kernels(inputs.index)
-        unused, kept, off_per_kernel, elsewhere, gradient_free, optional = [], [], [], {}, {}, {}
+        unused, kept, off_per_kernel, elsewhere, gradient_free, optional, maybe = [], [], [], {}, {}, {}, {}
         beside_tape: dict[str, set[str]] = {}  # module -> the tape files it was launched from; the tape missed it
         provenance: dict[str, Provenance] = {}
         final = inputs.final_builds
@@ -105,18 +108,17 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             call = provenance[build.module].call_site if provenance[build.module].kind == "factory-parameter" else None
             if call is not None:
                 # the fix changes this call's kernel only: other calls of the factory keep their own value
-                instance = _call_differentiated_by(call, anywhere, inputs)
+                instance = _call_differentiated_by(call, anywhere)
                 if instance:
                     elsewhere[build.module] = instance
                 continue
             resolved = _differentiated_by(build, anywhere)
             if resolved:
                 elsewhere[build.module] = resolved
-            elif anywhere.unresolved:
-                unresolved = f"a tape whose launch at {anywhere.unresolved[0]} the scan cannot resolve to a kernel"
-                # what the walk could not follow may reach every module; one whose kernels take no differentiable
-                # argument passes no gradient even then (Warp warns at backward, the gradients do not change)
-                (gradient_free if _carries_no_gradient(build) else elsewhere)[build.module] = unresolved
+            elif unresolved := anywhere.unresolved_reaching(_code_files(build, inputs)):
+                # what the walk could not follow may run this module's code; one whose kernels take no
+                # differentiable argument passes no gradient even then (Warp warns at backward, gradients unchanged)
+                (gradient_free if _carries_no_gradient(build) else maybe)[build.module] = unresolved.describe()
         warp_adjoints = [b.module for b in _warp_builds(inputs).values()
                          if _generates_adjoint(b) and b.module not in differentiated]
         warp_own = [
@@ -171,6 +173,9 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         for module, origin in gradient_free.items():
             evidence.append(runtime(f"{module}: {origin} may reach it, but no argument of its kernels is "
                                     "differentiable", None))
+        for module, origin in maybe.items():
+            evidence.append(Evidence("static", f"{module}: no tape the scan follows reaches it, but {origin}, and "
+                                     "they may run its code"))
         count = len(unused) + len(warp_own)
         return fired(
             self.SLUG,
@@ -189,6 +194,7 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 repo_uses_tape=any(inputs.scope.in_project(t) for t in inputs.index.tapes) or bool(tape_files - {None}),
                 optional={m: f"{', '.join(k)}; {final[m].module_ms:.0f} ms measured" for m, k in optional.items()},
                 warp_own=warp_own,
+                may_be_differentiated=maybe,
             ),
         )
 
@@ -210,6 +216,14 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                 library.append(module)
                 continue
             if module in facts.differentiated_elsewhere:
+                process_wide.append(module)
+                continue
+            if module in facts.may_be_differentiated:
+                yield NotProposed(
+                    finding.slug, f"{module}: backward stays on in the module itself: no tape the scan follows reaches "
+                    f"it, but {facts.may_be_differentiated[module]}, and they can run its code (a gradient through it "
+                    "would silently be wrong without its adjoint); the measured command alone can go without it",
+                )
                 process_wide.append(module)
                 continue
             provenance = facts.provenance[module]
@@ -239,7 +253,10 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         """One `wp.config.enable_backward = False` at the measured entry point, for modules that cannot be
         changed themselves: a library's, or one another entry point of the repository differentiates."""
         report, index, facts = inputs.report, inputs.index, finding.facts
-        why = "; ".join(f"{m} is differentiated by {facts.differentiated_elsewhere[m]}" for m in repo_modules)
+        why = "; ".join(
+            f"{m} is differentiated by {facts.differentiated_elsewhere[m]}" if m in facts.differentiated_elsewhere
+            else f"{m} may be differentiated by {facts.may_be_differentiated[m]}" for m in repo_modules
+        )
         if facts.differentiated or report.trace.tapes or facts.warp_own:  # warp_own: only where the run differentiates
             if repo_modules:
                 yield NotProposed(finding.slug, f"{why}, and the measured command differentiates other modules "
@@ -584,13 +601,38 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
                     entry_points=[EntryPoint(kind="main_guard", file="quickstart.py")],
                     tapes=[TapeUse(file="sph/autograd.py", line=12, function="Differentiable.forward", kind="tape")],
                     calls=[FunctionCalls(file="sph/autograd.py", line=9, function="Differentiable.forward",
-                                         callees=["Tape"], dynamic=["13: function(*warp_args)"])],
+                                         callees=["Tape"], dynamic=["13: function(*warp_args)"],
+                                         parameters=["function", "self", "warp_args"]),
+                           FunctionCalls(file="sph/density.py", line=20, function="density", callees=["forward"])],
+                    imports=[ImportSite(file="sph/density.py", line=3, module="sph.autograd", kind="project")],
                     kernels=[case.kernel("hash_cells", "sph/hashing.py"), case.kernel("density", "sph/density.py")],
                 ),
                 command=("python", "quickstart.py"),
             ),
             FIRED,
             fixes=(("module_options", SAFE), ("config_at_entry", CONSENT)),
+        ),
+        Example(
+            "a script's tape calls `getattr(plate, method)()`, which the scan cannot follow: the renderer it never "
+            "imports keeps its safe fix; the solver it imports only gets the process-wide one, and the plan says why",
+            case.run(
+                builds=[
+                    case.sourced(case.build("heat.solver"), case.kernel_source("diffuse", "heat/solver.py")),
+                    case.sourced(case.build("heat.render"), case.kernel_source("shade", "heat/render.py")),
+                ],
+                source=case.index(
+                    files=["heat/__main__.py", "heat/solver.py", "heat/render.py", "scripts/probe.py"],
+                    entry_points=[EntryPoint(kind="main_module", file="heat/__main__.py")],
+                    tapes=[TapeUse(file="scripts/probe.py", line=9, function="probe", kind="tape")],
+                    calls=[FunctionCalls(file="scripts/probe.py", line=6, function="probe", callees=["Tape"],
+                                         dynamic=["11: getattr(plate, method)(...)"])],
+                    imports=[ImportSite(file="scripts/probe.py", line=3, module="heat.solver", kind="project")],
+                    kernels=[case.kernel("diffuse", "heat/solver.py"), case.kernel("shade", "heat/render.py")],
+                ),
+            ),
+            FIRED,
+            fixes=(("module_options", SAFE), ("config_at_entry", CONSENT)),
+            declined="heat.solver: backward stays on in the module itself",
         ),
         Example(
             "a tape the scan follows launches the integer hashing kernel: no per-module fix, whatever its arguments",
@@ -736,16 +778,25 @@ def _differentiated_by(build: ModuleBuild, anywhere: Differentiation) -> str | N
     return next((anywhere.kernels[n] for n in sorted(names) if n in anywhere.kernels), None)
 
 
-def _call_differentiated_by(call: Location, anywhere: Differentiation, inputs: Inputs) -> str | None:
+def _call_differentiated_by(call: Location, anywhere: Differentiation) -> str | None:
     """What may differentiate the kernel one factory call makes, which only code that reaches the call's file can
-    hold: code of that file run under a tape, or a launch under a tape the scan cannot name, in a file that imports
-    it. Other calls of the factory make other kernels, whatever a tape does with those."""
+    hold: code of that file run under a tape, or a tape whose unfollowed calls can run that file's code. Other
+    calls of the factory make other kernels, whatever a tape does with those."""
     if anywhere.reaches(call.file):
         return f"a tape that runs code of {call.file}"
-    module = inputs.index.python_module_of(call.file)
-    importers = {i.file for i in inputs.index.imports if module and i.module == module} | {call.file}
-    unresolved = sorted(anywhere.unresolved_files & importers)
-    return f"a tape in {unresolved[0]}, whose launch the scan cannot resolve to a kernel" if unresolved else None
+    unresolved = anywhere.unresolved_reaching([call.file])
+    return unresolved.describe() if unresolved else None
+
+
+def _code_files(build: ModuleBuild, inputs: Inputs) -> list[str]:
+    """The repository files whose code runs the build's kernels: where they are defined and launched, as the run
+    and the scan see it. None known (a report without kernel sources): every file, so nothing is ruled out."""
+    names = {k.function.split(".")[-1] for k in build.kernel_sources}
+    launched = [launch.site for launch in inputs.report.trace.launches if launch.module == build.module]
+    files = set(_files_of(build, inputs)) | {inputs.repo_file(site.file) for site in launched if site}
+    files |= {launch.file for name in names for launch in inputs.index.launches_of(name)}
+    files.discard(None)
+    return sorted(files) if files else [f.file for f in inputs.index.files]
 
 
 def _carries_no_gradient(build: ModuleBuild) -> bool:

@@ -7,17 +7,71 @@ blocks launch and call (the whole function when it is recorded otherwise: a tape
 of a `@contextmanager` whose `with tape:` block yields), follows
 the repository's calls by name (conservatively: `sim.step()` reaches every function named `step`), and
 collects the kernels launched on the way. A launch whose kernel it cannot name, or a call it cannot follow by
-name (a function passed in as a parameter, one picked from a container), is kept as unresolved: the caller
-then treats every module as possibly differentiated.
+name (a function passed in as a parameter, one picked from a container, `getattr(obj, name)()`), is kept as
+unresolved, per tape: what such a call runs is unknown, but it can only be code of a file that the program holding
+the tape imports, so each unresolved tape carries those files (the import closure of the calls' files and, for a
+call through a parameter, of the files that call its function) and may reach only modules launched there.
 """
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .index import LaunchSite, SourceIndex
 
 Scope = tuple[str, str | None]  # (file, function qualname); None is the file's module scope
+
+
+@dataclass(frozen=True)
+class UnfollowedCall:
+    """A call under a tape the walk cannot follow by name, or a launch of a kernel it cannot name."""
+
+    file: str
+    line: int
+    text: str  # as written: `getattr(model, method)(...)`, `loss(...)`, `wp.launch(kernel, ...)`
+    runs: str = ""  # the expression that is called or launched: `getattr(model, method)`, `loss`, `kernel`
+
+    def __str__(self) -> str:
+        return f"{self.text} at {self.file}:{self.line}"
+
+    def deciding_names(self) -> set[str]:
+        """The names that decide which code runs (one that is a parameter: the caller decides): the callee as
+        written, but only the object of a `getattr(obj, name)` (the name picks one of its methods) and only the
+        container of `table[key]` (the key picks among what it holds)."""
+        try:
+            node = ast.parse(self.runs or self.text, mode="eval").body
+        except SyntaxError:
+            return set()
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and node.args:
+            node = node.args[0]
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+@dataclass
+class UnresolvedTape:
+    """A tape (or adjoint launch) whose walk met calls it could not follow. What they run is unknown, but it is
+    code of a file the program holding the tape imports: `files`, the import closure of the calls' files and, for
+    a call whose callee comes from a parameter, of the files that call its function (a callback comes from a
+    caller)."""
+
+    site: str  # "file:line" of the tape or adjoint launch
+    calls: list[UnfollowedCall] = field(default_factory=list)
+    files: set[str] = field(default_factory=set)
+    kind: str = "tape"  # or "adjoint launch"
+
+    def may_reach(self, files: Iterable[str]) -> bool:
+        """Code of one of `files` (where a module's kernels are defined or launched) can run under this tape."""
+        return any(file in self.files for file in files)
+
+    def describe(self) -> str:
+        """One line for a plan: which tape, and which of its calls could not be followed."""
+        calls = ", ".join(str(call) for call in self.calls)
+        what = "call" if len(self.calls) == 1 else "calls"
+        return f"the {self.kind} at {self.site}, whose {what} {calls} cannot be followed"
 
 
 @dataclass
@@ -27,13 +81,18 @@ class Differentiation:
     kernels: dict[str, str] = field(default_factory=dict)  # kernel name -> "file:line" of the tape / adjoint launch
     # "file:line" of launches under a tape whose kernel is unknown, and of calls there that cannot be followed
     unresolved: list[str] = field(default_factory=list)
-    unresolved_files: set[str] = field(default_factory=set)  # the files of those launches and calls
+    unresolved_tapes: list[UnresolvedTape] = field(default_factory=list)  # the same, per tape, with their reach
     scopes: set[Scope] = field(default_factory=set)  # every function reached
     blocks_of: set[Scope] = field(default_factory=set)  # tapes' own functions, of which only `with` blocks count
 
     def reaches(self, file: str) -> bool:
         """Some code of `file` runs under a tape (or is the tape's own function)."""
         return any(scope_file == file for scope_file, _ in self.scopes | self.blocks_of)
+
+    def unresolved_reaching(self, files: Iterable[str]) -> UnresolvedTape | None:
+        """The first tape whose unfollowed calls may run code of `files`."""
+        wanted = list(files)
+        return next((tape for tape in self.unresolved_tapes if tape.may_reach(wanted)), None)
 
 
 def differentiated_kernels(index: SourceIndex) -> Differentiation:
@@ -49,15 +108,20 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
         for callee in calls.callees:
             callers.setdefault(callee, []).append((calls.file, calls.function))
     dynamic = {(c.file, c.function): c.dynamic for c in index.calls}
+    parameters = {(c.file, c.function): set(c.parameters) for c in index.calls}
     launches: dict[Scope, list[LaunchSite]] = {}
     for launch in index.launches:
         if launch.in_repo:
             launches.setdefault((launch.file, launch.function), []).append(launch)
     known = {k.name for k in index.kernels}
     found = Differentiation()
-    seeds = [(t.file, t.function, f"{t.file}:{t.line}", t.blocks) for t in index.tapes if t.in_repo]
-    seeds += [(s.file, s.function, f"{s.file}:{s.line}", []) for s in index.launches if s.in_repo and _adjoint(s)]
-    for file, function, origin, blocks in seeds:
+    imports = _ImportGraph(index)
+    unparsed = {f.file for f in index.files if f.in_repo and not f.mentions_warp}
+    seeds = [(t.file, t.function, f"{t.file}:{t.line}", t.blocks, "tape") for t in index.tapes if t.in_repo]
+    seeds += [(s.file, s.function, f"{s.file}:{s.line}", [], "adjoint launch")
+              for s in index.launches if s.in_repo and _adjoint(s)]
+    for file, function, origin, blocks, kind in seeds:
+        unfollowed: dict[UnfollowedCall, Scope] = {}  # each call the walk cannot follow, and the scope holding it
         pending = [(file, function)]
         if blocks:  # only what its `with` blocks launch and call is recorded
             pending = [scope for block in blocks for callee in block.callees for scope in by_name.get(callee, [])]
@@ -66,10 +130,9 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
                 pending += callers.get(function.split(".")[-1], [])
             for launch in launches.get((file, function), []):
                 if any(block.holds(launch.line) for block in blocks):
-                    _reach(launch, known, origin, found)
-            if (file, function) not in found.blocks_of and dynamic.get((file, function)):
-                found.unresolved += [f"{file}:{call.split(':')[0]}" for call in dynamic[(file, function)]]
-                found.unresolved_files.add(file)
+                    _reach(launch, known, origin, found, unfollowed)
+            if (file, function) not in found.blocks_of:
+                unfollowed.update(dict.fromkeys(_dynamic(file, dynamic.get((file, function), [])), (file, function)))
             found.blocks_of.add((file, function))
         while pending:
             scope = pending.pop()
@@ -77,24 +140,43 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
                 continue
             found.scopes.add(scope)
             for launch in launches.get(scope, []):
-                _reach(launch, known, origin, found)
+                _reach(launch, known, origin, found, unfollowed)
             for callee in callees.get(scope, []):  # a scope already walked would be popped and passed over
                 pending += [reached for reached in by_name.get(callee, ()) if reached not in found.scopes]
-            found.unresolved += [f"{scope[0]}:{call.split(':')[0]}" for call in dynamic.get(scope, [])]
-            if dynamic.get(scope):
-                found.unresolved_files.add(scope[0])
+            unfollowed.update(dict.fromkeys(_dynamic(scope[0], dynamic.get(scope, [])), scope))
+        if unfollowed:
+            found.unresolved += [f"{call.file}:{call.line}" for call in unfollowed]
+            holders = set(unfollowed.values())
+            # calls through a parameter run what the function's callers hand it: the callers that import it, and
+            # files the scan never parsed (their calls are unknown) that import it
+            handed = {holder for call, holder in unfollowed.items()
+                      if call.deciding_names() & parameters.get(holder, set())}
+            in_functions = {holder[0] for holder in handed if holder[1] is not None}
+            named = {caller[0] for holder in handed if holder[1] is not None
+                     for name in _names_of(holder[1]) for caller in callers.get(name, [])}
+            supplying = (named | unparsed) & imports.importers(in_functions) if in_functions else set()
+            reach = imports.closure({holder[0] for holder in holders} | supplying)
+            found.unresolved_tapes.append(UnresolvedTape(origin, list(unfollowed), reach, kind))
     found.unresolved = list(dict.fromkeys(found.unresolved))  # two tapes of one function reach the same launches
     return found
 
 
-def _reach(launch: LaunchSite, known: set[str], origin: str, found: Differentiation) -> None:
-    """A launch under a tape: its kernel is differentiated, or, when the scan cannot name it, anything may be."""
+def _reach(
+    launch: LaunchSite, known: set[str], origin: str, found: Differentiation, unfollowed: dict[UnfollowedCall, Scope]
+) -> None:
+    """A launch under a tape: its kernel is differentiated, or, when the scan cannot name it, it is unfollowed."""
     name = launch.kernel.split(".")[-1]
     if name in known:
         found.kernels.setdefault(name, origin)
     else:
-        found.unresolved.append(f"{launch.file}:{launch.line}")
-        found.unresolved_files.add(launch.file)
+        call = UnfollowedCall(launch.file, launch.line, f"wp.{launch.kind}({launch.kernel}, ...)", launch.kernel)
+        unfollowed[call] = (launch.file, launch.function)
+
+
+def _dynamic(file: str, calls: list[str]) -> list[UnfollowedCall]:
+    """The scan's "line: text" records of calls it cannot follow by name."""
+    return [UnfollowedCall(file, int(line), text, text.removesuffix("(...)"))
+            for line, text in (call.split(": ", 1) for call in calls)]
 
 
 def _names_of(qualname: str) -> list[str]:
@@ -109,3 +191,57 @@ def _names_of(qualname: str) -> list[str]:
 def _adjoint(launch: LaunchSite) -> bool:
     """`adjoint=True`, or an expression that may be true at run time."""
     return launch.adjoint is not None and (not launch.adjoint.is_constant or bool(launch.adjoint.value))
+
+
+class _ImportGraph:
+    """The repository's own imports, file to file: which code a program that runs a file can run."""
+
+    def __init__(self, index: SourceIndex) -> None:
+        self.index = index
+        self.files_of = {f.python_module: f.file for f in index.files if f.in_repo}
+        self.imported: dict[str, list[str]] = {}  # file -> modules it imports, `pkg.name` for `from pkg import name`
+        for site in index.imports:
+            if site.kind == "project":
+                imported = [site.module, *(f"{site.module.rstrip('.')}.{name}" for name in site.names)]
+                self.imported.setdefault(site.file, []).extend(imported)
+        for source in index.files:
+            self.imported.setdefault(source.file, []).extend(source.imports)  # files the prefilter skipped
+        self._edges: dict[str, list[str]] = {}
+        self._importers: dict[str, list[str]] | None = None
+
+    def imports_of(self, file: str) -> list[str]:
+        """The repository files `file` imports directly (the packages of each module included), once per file."""
+        if file not in self._edges:
+            found = []
+            for written in self.imported.get(file, []):
+                parts = self.index.absolute_module(file, written).split(".")
+                modules = (".".join(parts[:n]) for n in range(1, len(parts) + 1))  # its packages first
+                found += [self.files_of[m] for m in modules if m in self.files_of]
+            self._edges[file] = found
+        return self._edges[file]
+
+    def closure(self, files: Iterable[str]) -> set[str]:
+        """`files` and every repository file they import, directly or not (a package's `__init__` included)."""
+        return _walk(files, self.imports_of)
+
+    def importers(self, files: Iterable[str]) -> set[str]:
+        """`files` and every repository file that imports one of them, directly or not."""
+        if self._importers is None:
+            self._importers = {}
+            for source in list(self.imported):
+                for target in self.imports_of(source):
+                    self._importers.setdefault(target, []).append(source)
+        importers = self._importers
+        return _walk(files, lambda file: importers.get(file, []))
+
+
+def _walk(start: Iterable[str], step: Callable[[str], list[str]]) -> set[str]:
+    """`start` and every file `step` leads to from it, directly or not."""
+    seen: set[str] = set()
+    pending = list(start)
+    while pending:
+        file = pending.pop()
+        if file not in seen:
+            seen.add(file)
+            pending += step(file)
+    return seen

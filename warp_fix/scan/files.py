@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,27 @@ def discover_python_files(root: Path) -> Iterator[Path]:
 def mentions_warp(text: str) -> bool:
     """Cheap prefilter: a file that never says "warp" cannot define or call Warp code."""
     return "warp" in text
+
+
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]*))", re.MULTILINE
+)
+
+
+def imported_modules(text: str) -> list[str]:
+    """What a file the prefilter skips imports, read by a line pattern rather than a parse: each module as written
+    (relative ones with their dots), and `pkg.name` for each `from pkg import name`, which may be a submodule.
+    A line of a string that looks like an import counts too: more imports only widen what a program can run."""
+    found: list[str] = []
+    for from_module, names, modules in _IMPORT.findall(text):
+        if from_module:
+            found.append(from_module)
+            joint = "" if from_module.endswith(".") else "."
+            found += [f"{from_module}{joint}{name.split()[0]}" for name in names.strip("() \\").split(",")
+                      if name.split() and name.split()[0] != "*"]
+        else:
+            found += [module.split()[0] for module in modules.split(",") if module.split()]
+    return list(dict.fromkeys(found))
 
 
 def python_module_name(path: Path, root: Path, *, bounded: bool = True) -> str:

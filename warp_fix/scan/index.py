@@ -260,6 +260,7 @@ class FunctionCalls(Located):
     # Calls the walk cannot follow by name: a function passed in as a parameter (`function(*args)`), or one
     # picked from a container (`handlers[kind](...)`); "line: text" each. Under a tape they may reach any kernel.
     dynamic: list[str] = field(default_factory=list)
+    parameters: list[str] = field(default_factory=list)  # the function's: what a caller can hand a dynamic call
 
 
 @dataclass(kw_only=True)
@@ -283,16 +284,21 @@ class LoopFactoryCall(Located):
     origin: str = "computed"
     origin_detail: str = ""
     init_line: int | None = None
+    # the values as the constructor holds them (`self.orders`) when the loop runs over a parameter of a private
+    # method that every call in its class fills with that attribute; "" when the loop's own iterable is that
+    constructor_values: str = ""
     per_call: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
 class ImportSite(Located):
-    """An import; kind is "stdlib", "warp", "project" (in-repo or relative) or "third_party"."""
+    """An import; kind is "stdlib", "warp", "project" (in-repo or relative) or "third_party". `names`: what a
+    `from module import ...` takes (a submodule among them is imported too)."""
 
     module: str
     kind: str
     at_module_scope: bool = True
+    names: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -315,6 +321,8 @@ class SourceFile:
     python_module: str
     in_repo: bool = True
     mentions_warp: bool = True  # False: skipped by the prefilter, never parsed
+    # what a file of the repository the prefilter skips imports (files.imported_modules); parsed files: ImportSites
+    imports: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -395,6 +403,16 @@ class SourceIndex:
 
     def file_of_module(self, python_module: str) -> str | None:
         return next((f.file for f in self.files if f.python_module == python_module and f.in_repo), None)
+
+    def absolute_module(self, file: str, module: str) -> str:
+        """`module` as imported in `file`: a relative import (`.solver` in app/cli.py) resolved to `app.solver`."""
+        level = len(module) - len(module.lstrip("."))
+        if not level:
+            return module
+        own = (self.python_module_of(file) or "").split(".")
+        package = own if file.endswith("__init__.py") else own[:-1]
+        base = package[: len(package) - (level - 1)]
+        return ".".join([*base, module[level:]] if module[level:] else base)
 
     # -- serialisation -------------------------------------------------------------------------
 

@@ -172,7 +172,8 @@ class RootScanner:
         mentions_warp = discovery.mentions_warp(text)
         facts = FileFacts()
         if self.in_repo or mentions_warp:
-            facts.listed = SourceFile(name, module_name, self.in_repo, mentions_warp)
+            imports = discovery.imported_modules(text) if self.in_repo and not mentions_warp else []
+            facts.listed = SourceFile(name, module_name, self.in_repo, mentions_warp, imports)
         if self.in_repo:
             facts.entry_points = _unparsed_entry_points(path, name, text, parsed=mentions_warp)
         prepared = self._parse(text, FileInfo(name, module_name, self.in_repo, self.project_names), facts) \

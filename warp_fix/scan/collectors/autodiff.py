@@ -114,7 +114,9 @@ class CallCollector(Collector):
         name = _callee(func)
         function = self.parsed.innermost_function(node)
         located = self.parsed.located(node, function.lineno if function is not None else None)
-        calls = self._calls.setdefault(located["function"], FunctionCalls(**located))
+        calls = self._calls.setdefault(
+            located["function"], FunctionCalls(**located, parameters=sorted(_parameters(function)))
+        )
         if name is None or (isinstance(func, ast.Name) and name in _parameters(function)):
             if isinstance(func, ast.Name | ast.Subscript | ast.Call):
                 calls.dynamic.append(f"{node.lineno}: {self.parsed.source(func)}(...)")

@@ -19,9 +19,10 @@ class ImportCollector(Collector):
             for alias in node.names:
                 self._append(node, alias.name, relative=False)
         elif isinstance(node, ast.ImportFrom):
-            self._append(node, "." * node.level + (node.module or ""), relative=node.level > 0)
+            names = [alias.name for alias in node.names]
+            self._append(node, "." * node.level + (node.module or ""), relative=node.level > 0, names=names)
 
-    def _append(self, node: ast.AST, module: str, relative: bool) -> None:
+    def _append(self, node: ast.AST, module: str, relative: bool, names: list[str] | None = None) -> None:
         located = self.parsed.located(node)
         self.found.imports.append(
             ImportSite(
@@ -29,6 +30,7 @@ class ImportCollector(Collector):
                 module=module,
                 kind=classify_import(module, relative, self.parsed.info.project_names),
                 at_module_scope=located["function"] is None,
+                names=names or [],
             )
         )
 

@@ -31,7 +31,7 @@ class LoopFactoryCallCollector(Collector):
         call = kernel if isinstance(kernel, ast.Call) else _assigned_call(loop, kernel, node)
         if call is None or self.parsed.warp_symbol(call.func) is not None:
             return
-        origin, detail, init_line = self._origin(loop.iter, function)
+        origin, detail, init_line, constructor_values = self._origin(loop.iter, function)
         targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
         cls = next((a for a in self.parsed.ancestors(function) if isinstance(a, ast.ClassDef)), None)
         arguments = [self.parsed.source(a) for a in call.args]
@@ -49,22 +49,45 @@ class LoopFactoryCallCollector(Collector):
                 origin=origin,
                 origin_detail=detail,
                 init_line=init_line,
+                constructor_values=constructor_values,
                 per_call=self._per_call(call, targets, function),
             )
         )
 
-    def _origin(self, values: ast.expr, function: _Function) -> tuple[str, str, int | None]:
+    def _origin(self, values: ast.expr, function: _Function) -> tuple[str, str, int | None, str]:
+        """(origin, detail, the constructor's assignment line, the values as the constructor holds them when the
+        loop's own iterable is a parameter standing for them)."""
         if literal_of(values)[0]:
-            return "constant", "a literal", None
+            return "constant", "a literal", None, ""
         if isinstance(values, ast.Name):
             if values.id in _parameters(function):
-                return "parameter", f"{values.id} is a parameter of {function.name}()", None
+                return self._parameter_origin(values.id, function)
             if _module_constant(self.parsed.tree, values.id):
-                return "constant", f"{values.id} is a module-scope constant", None
-            return "computed", f"{values.id} is computed in {function.name}()", None
+                return "constant", f"{values.id} is a module-scope constant", None, ""
+            return "computed", f"{values.id} is computed in {function.name}()", None, ""
         if _self_attribute(values, function) is not None:
-            return self._constructor_origin(values, function)
-        return "computed", f"{self.parsed.source(values)} is computed when the loop runs", None
+            return (*self._constructor_origin(values, function), "")
+        return "computed", f"{self.parsed.source(values)} is computed when the loop runs", None, ""
+
+    def _parameter_origin(self, parameter: str, function: _Function) -> tuple[str, str, int | None, str]:
+        """A parameter of a private method (`_react(self, orders)`) that every call of it in its class fills with
+        one attribute fixed at construction (`self._react(self.orders)`) holds that attribute's values; any other
+        parameter is known only per call."""
+        per_call = "parameter", f"{parameter} is a parameter of {function.name}()", None, ""
+        cls = self.parsed.parent_of(function)
+        if not isinstance(cls, ast.ClassDef) or not function.name.startswith("_") or function.name.startswith("__"):
+            return per_call
+        passed = [_argument_for(call, function, parameter) for call in _calls_of_method(cls, function)]
+        attributes = [a for a in passed if isinstance(a, ast.Attribute) and _self_attribute(a, function)]
+        if not passed or len(attributes) != len(passed) or len({self.parsed.source(a) for a in attributes}) != 1:
+            return per_call
+        origin, detail, line = self._constructor_origin(attributes[0], function)
+        if origin != "constructor":
+            return per_call
+        held = self.parsed.source(attributes[0])
+        count = f"{len(passed)} call{'s' if len(passed) > 1 else ''}"
+        return origin, f"{parameter} is {held} at every call of {function.name}() ({count} in {cls.name}); " \
+            f"{detail}", line, held
 
     def _constructor_origin(self, values: ast.Attribute, function: _Function) -> tuple[str, str, int | None]:
         """`self.X`: fixed at construction when only the class's `__init__` assigns it (at its top level)."""
@@ -144,6 +167,29 @@ def _module_constant(tree: ast.Module, name: str) -> bool:
             if any(isinstance(t, ast.Name) and t.id == name for t in targets):
                 return True
     return False
+
+
+def _calls_of_method(cls: ast.ClassDef, method: _Function) -> list[ast.Call]:
+    """`self.<method>(...)` calls in the class's methods (by each method's own first parameter)."""
+    found = []
+    for other in (m for m in cls.body if isinstance(m, _Function)):
+        for node in ast.walk(other):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method.name
+                    and _self_attribute(node.func, other) is not None):
+                found.append(node)
+    return found
+
+
+def _argument_for(call: ast.Call, method: _Function, parameter: str) -> ast.expr | None:
+    """The expression a bound-method call passes for `parameter` (None: not passed, or passed through `*`/`**`)."""
+    keyword = next((k.value for k in call.keywords if k.arg == parameter), None)
+    if keyword is not None:
+        return keyword
+    names = [a.arg for a in (*method.args.posonlyargs, *method.args.args)][1:]  # without self
+    if parameter not in names or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    position = names.index(parameter)
+    return call.args[position] if position < len(call.args) else None
 
 
 def _self_attribute(node: ast.expr, function: _Function) -> str | None:
