@@ -763,7 +763,7 @@ def _call_differentiated_by(call: Location, anywhere: Differentiation, inputs: I
     it. Other calls of the factory make other kernels, whatever a tape does with those."""
     if anywhere.reaches(call.file):
         return f"a tape that runs code of {call.file}"
-    module = inputs.index.python_module_of(call.file)
+    module = inputs.python_module_of(call.file)
     importers = {i.file for i in inputs.index.imports if module and i.module == module} | {call.file}
     unresolved = sorted(anywhere.unresolved_files & importers)
     return f"a tape in {unresolved[0]}, whose launch the scan cannot resolve to a kernel" if unresolved else None
