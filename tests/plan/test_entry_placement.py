@@ -37,7 +37,7 @@ CREATED_BY = {
     "example_setup": ("options = setup(sys.argv[1:])", 9),
     "example_alias": ("import ripple as rp", 6),
     "example_scenario": ("from ripple.scenarios import two_stones", 5),
-    "example_before_warp": ("import ripple", 3),
+    "example_before_warp": ("import ripple", 4),
 }
 
 

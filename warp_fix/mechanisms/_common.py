@@ -139,7 +139,8 @@ class EntryPlacement:
             f"{module} by `{frame.text}` at {frame}" if frame.text else f"{module} at {frame}"
             for module, frame in self.created_before.items()
         )
-        return f"created before the entry point ran ({where}): a setting there cannot reach them"
+        them = "it" if len(self.created_before) == 1 else "them"
+        return f"created before the entry point ran ({where}): a setting there cannot reach {them}"
 
 
 def entry_placement(inputs: Inputs, entry: str, modules: Iterable[str]) -> EntryPlacement:
