@@ -350,6 +350,20 @@ class ConfigAtEntry(WarpCodemod):
             ),
         ),
         Example(
+            title="the statement moved since the run (an edit above it): found by its text",
+            args={
+                "file": "run.py", "name": "enable_backward", "value": False,
+                "before_line": 2, "before_statement": "import fluids",
+            },
+            before='"""Pour."""\n\nimport warp as wp\n\nimport fluids\n\nfluids.run()\n',
+            after=(
+                '"""Pour."""\n\nimport warp as wp\n\n'
+                "# Before the imports below: a Warp module reads wp.config when it is created.\n"
+                "wp.config.enable_backward = False\n# isort: split\n\n"
+                "import fluids  # noqa: E402\n\nfluids.run()\n"
+            ),
+        ),
+        Example(
             title="already in place: no change",
             args={"file": "app.py", "name": "max_unroll", "value": 8},
             before="import warp\nwarp.config.max_unroll = 8\nimport lib\n",
