@@ -33,49 +33,34 @@ def _imports_warp_module(stmt: cst.BaseStatement) -> bool:
     return False
 
 
-def _reaches(stmt: cst.BaseStatement, target: str) -> bool:
-    """True when the import line imports `target` or a module inside/above it; a relative import
-    (`from .sim import simulate`) reaches `pkg.sim` when its dotted path ends the target's."""
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    for small in stmt.body:
-        if isinstance(small, cst.ImportFrom) and small.relative:
-            base = code(small.module) if small.module is not None else ""
-            names = [] if isinstance(small.names, cst.ImportStar) else [code(a.name) for a in small.names]
-            paths = [p.strip(".") for p in [base, *(f"{base}.{n}" for n in names)] if p.strip(".")]
-            if any(target == p or target.endswith("." + p) for p in paths):
-                return True
-    return any(
-        mod == target or mod.startswith(target + ".") or target.startswith(mod + ".")
-        for mod in imported_module(stmt)
-        if mod != "warp" and not mod.startswith("warp.")
-    )
-
-
 def _is_relative_import(stmt: cst.BaseStatement) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and any(
         isinstance(s, cst.ImportFrom) and s.relative for s in stmt.body
     )
 
 
-def _first_project_import(body: list[cst.BaseStatement], target: str | None) -> int | None:
-    """Index of the import the setting must precede: the first that reaches `target`, else the first
-    relative import (a project import, which may create Warp modules), else None."""
-    if target:
-        hit = next((i for i, s in enumerate(body) if _reaches(s, target)), None)
-        if hit is not None:
-            return hit
+def _first_relative_import(body: list[cst.BaseStatement]) -> int | None:
+    """With no statement from the run to go above: the first relative import (a project import, which may create
+    Warp modules), else None."""
     return next((i for i, s in enumerate(body) if _is_relative_import(s)), None)
 
 
-def _is_project_import(stmt: cst.BaseStatement, target: str | None) -> bool:
-    """A relative import, or an import of the target's top-level package."""
+def _is_project_import(stmt: cst.BaseStatement, packages: set[str]) -> bool:
+    """A relative import, or an import of one of the anchor's top-level packages (isort's first-party section)."""
     if not is_import_line(stmt):
         return False
-    if _is_relative_import(stmt):
-        return True
-    root = (target or "").split(".")[0]
-    return bool(root) and any(m.split(".")[0] == root for m in imported_module(stmt))
+    return _is_relative_import(stmt) or any(m.split(".")[0] in packages for m in imported_module(stmt))
+
+
+def _bare(line: str) -> str:
+    """A source line without its indentation and trailing comment (a `# noqa` an earlier edit added)."""
+    return line.split("#", 1)[0].strip()
+
+
+def _holds(statement_code: str, text: str) -> bool:
+    """The statement has a line that reads `text` (comments aside)."""
+    wanted = _bare(text)
+    return bool(wanted) and any(_bare(line) == wanted for line in statement_code.splitlines())
 
 
 def _is_third_party_import(stmt: cst.BaseStatement) -> bool:
@@ -186,21 +171,61 @@ if __name__ == '__main__':
 """
 
 
+# An entry script whose setup call imports the library (a runner configuring its solver package): the
+# modules exist once the call returns, so the setting goes above the call, not above the import after it.
+SETUP_BEFORE = """\
+\"\"\"Run the benchmark suite.\"\"\"
+
+import sys
+
+import warp as wp
+
+from bench.setup import setup_environment
+
+setup_environment(sys.argv[1:])
+
+from bench import report  # noqa: E402
+
+report.run()
+"""
+SETUP_AFTER = """\
+\"\"\"Run the benchmark suite.\"\"\"
+
+import sys
+
+import warp as wp
+
+from bench.setup import setup_environment
+
+wp.config.enable_backward = False
+
+setup_environment(sys.argv[1:])
+
+from bench import report  # noqa: E402
+
+report.run()
+"""
+
+
 class ConfigAtEntry(WarpCodemod):
-    """Puts `wp.config.<name> = <value>` in the entry-point file right after `import warp as wp`,
-    so every Warp module created by later imports captures it (options such as `enable_backward`
-    are copied from `wp.config` when a module is created; a later assignment is silently ignored).
+    """Puts `wp.config.<name> = <value>` in the entry-point file above the top-level statement that created the
+    target modules, so they capture it (options such as `enable_backward` are copied from `wp.config` when a module
+    is created; a later assignment is silently ignored).
+
+    That statement is the one the run showed creating them (`before_line`, with `before_statement`, its source
+    line as the run read it): an import (`import pkg`, `import pkg as p`, `from pkg import solver`) or a call that
+    imports the library (`setup()`). It is the top-level statement holding `before_line` when that statement reads
+    `before_statement`, else the one statement that does (an earlier edit moved it); none, or several, is refused:
+    the setting is never placed by a guess.
 
     Placement, in one edit, as isort/ruff would leave the imports: the setting goes right after
-    `import warp as wp` (a blank line between them), and both come before the first import that
-    creates Warp modules: the first import of `before_import` (absolute, or relative such as
-    `from .sim import ...` for "pkg.sim"), else the file's first relative import; more precisely
-    before the run of project imports holding it (relative imports and imports of `before_import`'s
-    top-level package), which then starts after a blank line. A new (or moved-up) `import warp as wp`
-    joins a third-party import block right before it, or gets a blank line after stdlib imports. After an
-    `import warp` followed only by third-party imports, the setting goes after the last of them; after one
-    further up, right after it. With no such import, the setting goes after `import warp` (or,
-    with no `import warp`, both go after the import header).
+    `import warp as wp` (a blank line between them), and both come before that statement; more precisely before
+    the run of project imports holding it (relative imports and imports of its top-level packages), which then
+    starts after a blank line. A new (or moved-up) `import warp as wp` joins a third-party import block right
+    before it, or gets a blank line after stdlib imports. After an `import warp` followed only by third-party
+    imports, the setting goes after the last of them; after one further up, right after it. Without a statement
+    from the run (the targets were created inside a function the entry point calls), the setting goes right after
+    `import warp`, before the first relative import (or, with no `import warp`, both go after the import header).
 
     The imports after the setting must stay after it, whatever tool runs next: the setting is headed by
     a comment saying why, followed by isort's `# isort: split` fence (which ruff honours too), and each
@@ -208,21 +233,24 @@ class ConfigAtEntry(WarpCodemod):
     there).
 
     A late assignment (given by `line`, possibly inside a function) is moved, not duplicated; an
-    assignment already in place is left alone. When `import warp` comes after the target import, the
+    assignment already in place is left alone. When `import warp` comes after the statement, the
     `import warp` line moves up.
 
-    Refuses when the late assignment on `line` is missing or assigns another value, when another
-    top-level assignment of the same attribute conflicts, or when `import warp` cannot be moved up
-    (it shares its line with other imports).
+    Refuses when the statement the run named matches no top-level statement (or several), when the late
+    assignment on `line` is missing or assigns another value, when another top-level assignment of the same
+    attribute conflicts, or when `import warp` cannot be moved up (it shares its line with other imports).
     """
 
     NAME = "config_at_entry"
     ARGS_TYPE = ConfigAtEntryArgs
-    DESCRIPTION = "Set wp.config.<name> right after `import warp` in the entry point, before library imports."
+    DESCRIPTION = "Set wp.config.<name> in the entry point, above the statement the run showed creating its targets."
     EXAMPLES = (
         Example(
             title="move a late assignment from main() to the top",
-            args={"file": "app.py", "name": "enable_backward", "value": False, "line": 7},
+            args={
+                "file": "app.py", "name": "enable_backward", "value": False, "line": 7,
+                "before_line": 3, "before_statement": "from pkg import sim",
+            },
             before=(
                 "import warp as wp\n\nfrom pkg import sim\n\n\ndef main():\n"
                 "    wp.config.enable_backward = False\n    sim.run()\n"
@@ -236,7 +264,10 @@ class ConfigAtEntry(WarpCodemod):
         ),
         Example(
             title="import warp comes after the library import: it moves up",
-            args={"file": "app.py", "name": "enable_backward", "value": False, "before_import": "mysim"},
+            args={
+                "file": "app.py", "name": "enable_backward", "value": False,
+                "before_line": 1, "before_statement": "import mysim",
+            },
             before="import mysim\nimport warp as wp\n\nmysim.run()\n",
             after=(
                 "import warp as wp\n\n"
@@ -247,7 +278,10 @@ class ConfigAtEntry(WarpCodemod):
         ),
         Example(
             title="a package's __main__.py: before its first relative import, in isort's sections",
-            args={"file": "pkg/__main__.py", "name": "enable_backward", "value": False, "before_import": "pkg.sim"},
+            args={
+                "file": "pkg/__main__.py", "name": "enable_backward", "value": False,
+                "before_line": 5, "before_statement": "from .sim import simulate",
+            },
             before=(
                 '"""python -m pkg"""\n\nimport argparse\n\nfrom .sim import simulate\n\n\n'
                 "def main():\n    simulate(argparse.ArgumentParser().parse_args())\n"
@@ -262,7 +296,10 @@ class ConfigAtEntry(WarpCodemod):
         ),
         Example(
             title="a script: warp joins the third-party imports, the project's import comes after the setting",
-            args={"file": "run.py", "name": "enable_backward", "value": False, "before_import": "mypkg"},
+            args={
+                "file": "run.py", "name": "enable_backward", "value": False,
+                "before_line": 5, "before_statement": "import mypkg",
+            },
             before=(
                 "import os\n\nimport numpy as np\n\nimport mypkg\nfrom mypkg import io\n\n"
                 "mypkg.run(np.zeros(3), io, os.getcwd())\n"
@@ -281,12 +318,50 @@ class ConfigAtEntry(WarpCodemod):
                 "file": "examples/drape.py",
                 "name": "enable_backward",
                 "value": False,
-                "before_import": "cloth.integrators",
+                "before_line": 13,
+                "before_statement": "from cloth.integrators import (",
                 "line": 26,
             },
             before=DRAPE_BEFORE,
             after=DRAPE_AFTER,
             project_style=True,
+        ),
+        Example(
+            title="a setup call at module scope imports the library: the setting goes above the call",
+            args={
+                "file": "run.py", "name": "enable_backward", "value": False,
+                "before_line": 9, "before_statement": "setup_environment(sys.argv[1:])",
+            },
+            before=SETUP_BEFORE,
+            after=SETUP_AFTER,
+        ),
+        Example(
+            title="an aliased import created the modules",
+            args={
+                "file": "run.py", "name": "enable_backward", "value": False,
+                "before_line": 4, "before_statement": "import fluids as fl",
+            },
+            before="import numpy as np\nimport warp as wp\n\nimport fluids as fl\n\nfl.run(np.zeros(3))\n",
+            after=(
+                "import numpy as np\nimport warp as wp\n\n"
+                "# Before the imports below: a Warp module reads wp.config when it is created.\n"
+                "wp.config.enable_backward = False\n# isort: split\n\n"
+                "import fluids as fl  # noqa: E402\n\nfl.run(np.zeros(3))\n"
+            ),
+        ),
+        Example(
+            title="the statement moved since the run (an edit above it): found by its text",
+            args={
+                "file": "run.py", "name": "enable_backward", "value": False,
+                "before_line": 2, "before_statement": "import fluids",
+            },
+            before='"""Pour."""\n\nimport warp as wp\n\nimport fluids\n\nfluids.run()\n',
+            after=(
+                '"""Pour."""\n\nimport warp as wp\n\n'
+                "# Before the imports below: a Warp module reads wp.config when it is created.\n"
+                "wp.config.enable_backward = False\n# isort: split\n\n"
+                "import fluids  # noqa: E402\n\nfluids.run()\n"
+            ),
         ),
         Example(
             title="already in place: no change",
@@ -302,6 +377,11 @@ class ConfigAtEntry(WarpCodemod):
             reason="assigns True, not False",
         ),
         Refusal(
+            before="import warp as wp\nimport fluids\n\nfluids.run()\n",
+            args={"name": "enable_backward", "value": False, "before_line": 2, "before_statement": "import fluids.sim"},
+            reason="`import fluids.sim` (line 2) matches no top-level statement",
+        ),
+        Refusal(
             before="import warp as wp\nimport os\n",
             args={"name": "enable_backward", "value": False, "line": 2},
             reason="no wp.config.enable_backward assignment on line 2",
@@ -315,19 +395,20 @@ class ConfigAtEntry(WarpCodemod):
         # code after an import block starts after a blank line, as ruff's isort rule leaves it
         wanted = _with_blank_line(parse_stmt(f"{alias}.config.{name} = {py_literal(value)}"))
 
+        anchor = self._anchor(tree)
         self._tops: list[cst.CSTNode] = []
         doomed = self._late_assignments(tree, warp)
         tree = remove_statements(tree, doomed, within=self._tops)
 
         body = list(tree.body)
         warp_index = next((i for i, s in enumerate(body) if _imports_warp_module(s)), None)
-        target = self.args["before_import"]
-        target_index = _first_project_import(body, target)
+        target_index = self._anchor_index(body, anchor)
         if target_index is None:
             at = len(body) if warp_index is not None else header_end(tree, warp)
-        else:  # before the whole block of project imports that holds the target (isort's first-party section)
+        else:  # before the whole block of project imports that holds the statement (isort's first-party section)
             at = target_index
-            while at > 0 and _is_project_import(body[at - 1], target):
+            packages = {m.split(".")[0] for m in imported_module(body[target_index])}
+            while at > 0 and _is_project_import(body[at - 1], packages):
                 at -= 1
 
         between = body[warp_index + 1 : at] if warp_index is not None and warp_index < at else []
@@ -414,10 +495,33 @@ class ConfigAtEntry(WarpCodemod):
                 out.append((stmt, found if ok else code(small.value)))
         return out
 
+    def _anchor(self, tree: cst.Module) -> cst.BaseStatement | None:
+        """The top-level statement the run showed creating the targets, or None when the run named none."""
+        line, text = self.args["before_line"], self.args["before_statement"] or ""
+        if line is None:
+            return None
+        index = self.lines.index_at_line(line)
+        if index is not None and (not text or _holds(self.lines.code(tree.body[index]), text)):
+            return tree.body[index]
+        found = [stmt for stmt in tree.body if _holds(self.lines.code(stmt), text)]
+        if len(found) != 1:
+            raise self.refuse(f"`{text}` (line {line}) matches no top-level statement, so nothing says where the "
+                              "setting must go")
+        return found[0]
+
+    def _anchor_index(self, body: list[cst.BaseStatement], anchor: cst.BaseStatement | None) -> int | None:
+        """Where the anchor is in `body` (after the late assignment's removal), else the first relative import."""
+        if anchor is None:
+            return _first_relative_import(body)
+        index = next((i for i, stmt in enumerate(body) if stmt is anchor), None)
+        if index is None:
+            raise self.refuse(f"the statement at line {self.args['before_line']} holds the late assignment itself")
+        return index
+
     def _in_place(self, tree: cst.Module, warp: WarpImports) -> cst.BaseStatement | None:
-        """The top-level assignment already between `import warp` and the target import, if any."""
+        """The top-level assignment already between `import warp` and the anchor, if any."""
         body = list(tree.body)
-        limit = _first_project_import(body, self.args["before_import"])
+        limit = self._anchor_index(body, self._anchor(tree))
         seen_warp = False
         for stmt in body[:limit]:
             if _imports_warp_module(stmt):

@@ -263,7 +263,8 @@ class HoistOptionsArgs(CodemodArgs):
 
 @dataclass(frozen=True, kw_only=True)
 class ConfigAtEntryArgs(CodemodArgs):
-    """Set `wp.config.<name> = value` in the entry point, before `before_import` (moving a late one at `line`)."""
+    """Set `wp.config.<name> = value` in the entry point, above the statement that created its targets (moving a
+    late one at `line`)."""
 
     CODEMOD = "config_at_entry"
     EFFECT = Effect.SHRINKS_EACH_BUILD
@@ -273,9 +274,14 @@ class ConfigAtEntryArgs(CodemodArgs):
     file: str = argument("the entry-point file (relative to the repo root).")
     name: str = argument('the `wp.config` attribute, e.g. "enable_backward".')
     value: OptionValue = argument("the value to assign, e.g. false.")
-    before_import: str | None = argument(
-        'dotted module the setting must reach, e.g. "pkg.sim" (the first project module whose import creates '
-        "Warp modules); the assignment precedes its first top-level import (see Placement).",
+    before_line: int | None = argument(
+        "line of the entry point's top-level statement the run showed creating the target modules (an import, an "
+        "aliased import, a call); the setting goes above that statement (see Placement).",
+        default=None,
+    )
+    before_statement: str | None = argument(
+        'that line\'s source as the run read it, e.g. "import pkg as p": the statement is found by it where an '
+        "earlier edit moved it; one that matches no statement is refused.",
         default=None,
     )
     line: int | None = argument("line of a late `wp.config.<name> = ...` assignment to move.", default=None)

@@ -44,6 +44,24 @@ class Site:
         return tuple(Site(file, int(line), function) for file, line, function in frames)
 
 
+@dataclass(frozen=True)
+class StackFrame:
+    """One user frame of a stack, with its source line as the run read it (a frame at module scope is a file's
+    top-level statement: `function` is "<module>")."""
+
+    file: str
+    line: int
+    function: str
+    text: str = ""
+
+    @property
+    def at_module_scope(self) -> bool:
+        return self.function == "<module>"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
 @dataclass
 class KernelSource:
     """One kernel of a build, attributed by its Python function (code object), never by module names."""
@@ -58,6 +76,7 @@ class KernelSource:
     enable_backward: bool  # effective: the module's resolved options overridden by the kernel's own
     adjoint: bool  # Warp generates adjoint code for it
     created: Site | None = None  # where the kernel object was made: decorator, wp.kernel(fn) call, factory
+    python_module: str = ""  # its function's `__module__` as the run had it ("" in older reports)
     # False only when no argument of it (as Warp compiled it) can hold a gradient: integer/bool values and arrays of
     # them; older reports lack it, which means not known, hence differentiable
     differentiable_arguments: bool = True
@@ -120,6 +139,10 @@ class ModuleBuild:
     # CPU time of the loading thread during the build (Warp compiles on it): machine load stretches module_ms,
     # not this. None: not recorded (older reports, log-parsed builds).
     module_cpu_ms: float | None = None
+    # the user frames on the stack when Warp created the module (it copied wp.config's creation-time options then),
+    # innermost first: the construct that made it, then the imports or calls down from the entry script's
+    # top-level statement. Empty: not recorded (older reports, modules made before the tracer's hooks).
+    creation_stack: tuple[StackFrame, ...] = ()
 
     def option_source(self, key: str) -> OptionSource:
         return self.option_sources.get(key, OptionSource("default", None))
@@ -591,6 +614,7 @@ def module_build_from_json(item: dict) -> ModuleBuild:
                 key: OptionSource(source["kind"], _site(source.get("site")))
                 for key, source in item.get("option_sources", {}).items()
             },
+            "creation_stack": tuple(StackFrame(**frame) for frame in item.get("creation_stack", ())),
         }
     )
 

@@ -153,14 +153,17 @@ class Scope:
         return found[0] if found else None
 
     def defined_in(self, build: ModuleBuild) -> str | None:
-        """The dotted Python module of the build's first kernel: the project's, or from its path in an installed
-        package (under site-packages, Warp's `warp/_src`, or a `pip install --target` folder: from the build's
-        top-level package)."""
+        """The dotted Python module of the build's first kernel: its `__module__` as the run recorded it (whatever
+        the folders say); in older reports, from its path: the project's, or in an installed package (under
+        site-packages, Warp's `warp/_src`, or a `pip install --target` folder: from the build's top-level package)."""
         if not build.kernel_sources:
             return None
-        file = build.kernel_sources[0].file
+        first = build.kernel_sources[0]
+        file = first.file
         if file.startswith("<"):  # exec'd source: wp.map's kernels (array arithmetic), or the project's own exec
             return "wp.map" if build.module.startswith("map_") else "code compiled from a string"
+        if first.python_module and first.python_module != "__main__":
+            return first.python_module
         relative = self.project_file(file)
         if relative is None:
             parts = Path(file).parts

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -32,13 +33,14 @@ Fixer = Callable[[str, tuple[str, ...]], str]
 
 def first_party(example: Example) -> tuple[str, ...]:
     """The example project's own packages, as its sorter configuration would name them: the package of the
-    file it edits (`heatgrid/app.py` -> heatgrid) and that of `before_import`."""
+    file it edits (`heatgrid/app.py` -> heatgrid) and those the statement the setting goes above imports."""
     packages = set()
-    file, target = example.args.get("file", ""), example.args.get("before_import")
+    file, statement = example.args.get("file", ""), example.args.get("before_statement") or ""
     if "/" in file:
         packages.add(file.split("/")[0])
-    if target:
-        packages.add(target.split(".")[0])
+    imported = re.match(r"\s*(?:from\s+(\w+)|import\s+(\w+))", statement)  # its first line may open a parenthesis
+    if imported:
+        packages.add(imported.group(1) or imported.group(2))
     return tuple(sorted(packages))
 
 

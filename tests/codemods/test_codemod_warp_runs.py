@@ -261,7 +261,10 @@ def test_setting_at_a_package_entry_reaches_the_modules_its_first_import_creates
     (tmp_path / "run.py").write_text('import runpy\n\nrunpy.run_module("pkg", run_name="__main__")\n')
     assert "RESULT [1.0, 1.0, 1.0] BACKWARD True" in run_warp(tmp_path, "run.py")
 
-    args = {"file": "pkg/__main__.py", "name": "enable_backward", "value": False, "before_import": "pkg.sim"}
+    args = {
+        "file": "pkg/__main__.py", "name": "enable_backward", "value": False,
+        "before_line": 5, "before_statement": "from .sim import simulate",
+    }
     assert apply_codemod("config_at_entry", tmp_path, args)
     assert apply_codemod("config_at_entry", tmp_path, args) == []
     expected = (

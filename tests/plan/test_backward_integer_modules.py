@@ -84,7 +84,8 @@ def test_integer_modules_get_a_safe_per_module_fix_the_float_module_only_the_pro
     (process_wide,) = [f for f in fixes if f.codemod == "config_at_entry"]
     assert process_wide.safety == CONSENT
     assert process_wide.args_json() == {"file": "quickstart.py", "name": "enable_backward", "value": False,
-                                 "before_import": "particles.density"}
+                                 "before_line": 5,
+                                 "before_statement": "from particles import density, hash_cells, linear_cell_indices"}
     assert f"particles.density may be differentiated by {UNRESOLVED}" in process_wide.description
     assert "particles.hashing" not in process_wide.description
     (why,) = [n.reason for n in plan.not_proposed if n.slug == "unused-backward"]

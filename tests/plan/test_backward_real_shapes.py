@@ -57,7 +57,8 @@ def test_module_differentiated_by_another_script_gets_no_per_module_fix(measured
         "file": "beams/__main__.py",
         "name": "enable_backward",
         "value": False,
-        "before_import": "beams.model",
+        "before_line": 3,
+        "before_statement": "from beams.model import as_array, predict",
     }
     assert "beams.model is differentiated by scripts/calibrate.py:30" in process_wide.description
 

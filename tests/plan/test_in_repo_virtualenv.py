@@ -73,7 +73,8 @@ def test_nothing_under_the_virtualenv_is_edited_and_the_entry_point_setting_is_o
     (fix,) = [f for f in plan.fixes if f.slug == "unused-backward"]
     assert (fix.codemod, fix.safety) == ("config_at_entry", CONSENT)
     assert fix.args_json() == {
-        "file": "denoise/__main__.py", "name": "enable_backward", "value": False, "before_import": "imgkit",
+        "file": "denoise/__main__.py", "name": "enable_backward", "value": False,
+        "before_line": 3, "before_statement": "import imgkit",
     }
     assert fix.targets == ["imgkit.filters"]
 

@@ -95,7 +95,8 @@ def test_an_installed_packages_backward_is_turned_off_at_the_entry_above_its_imp
     assert found.facts.off_per_kernel == ["denoise.mask"]
     assert (fix.codemod, fix.safety) == ("config_at_entry", CONSENT)
     assert fix.args_json() == {
-        "file": "denoise/__main__.py", "name": "enable_backward", "value": False, "before_import": "imgkit",
+        "file": "denoise/__main__.py", "name": "enable_backward", "value": False,
+        "before_line": 3, "before_statement": "import imgkit",
     }
 
 

@@ -71,7 +71,11 @@ def test_config_after_import_needs_consent(plan_of):
     plan = plan_of("config_after_import")
     (fix,) = fixes(plan, "config-after-import")
     assert (fix.codemod, fix.safety, fix.allow_options) == ("config_at_entry", CONSENT, ["enable_backward"])
-    assert fix.args_json()["file"] == "boids/__main__.py"
+    assert fix.args_json() == {
+        "file": "boids/__main__.py", "name": "enable_backward", "value": False, "line": 6,
+        "before_line": 4, "before_statement": "from boids import flock",  # the import the run shows creating it
+    }
+    assert "above `from boids import flock` at boids/__main__.py:4" in fix.description
 
 
 def test_granular_modules_are_merged(plan_of):

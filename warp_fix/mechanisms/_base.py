@@ -35,6 +35,22 @@ class Inputs:
     def on_cpu_only(self) -> bool:
         return all(b.device.startswith("cpu") for b in self.report.trace.builds)
 
+    @cached_property
+    def _run_python_modules(self) -> dict[str, str]:
+        """Repo-relative file -> `__name__` of the Python module the run made of it (from its kernels' functions)."""
+        names: dict[str, str] = {}
+        for build in self.report.trace.builds:
+            for kernel in build.kernel_sources:
+                file = self.repo_file(kernel.file)
+                if file and kernel.python_module and kernel.python_module != "__main__":
+                    names.setdefault(file, kernel.python_module)
+        return names
+
+    def python_module_of(self, file: str) -> str | None:
+        """A repo file's dotted module name: the one the run gave the module object where it imported the file
+        (`pkg._src.solver.kernels` under a namespace folder), else the scan's, derived from the folders."""
+        return self._run_python_modules.get(file) or self.index.python_module_of(file)
+
     def repo_file(self, file: str) -> str | None:
         """A report path (relative to the measured cwd, or absolute) as a repo-relative path when it is the
         project's own code (the scope's verdict): not an installed package, even inside the repository's

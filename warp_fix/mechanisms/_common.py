@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
+from codemods.specs import ConfigAtEntryArgs, OptionValue
 from warp_fix.mechanisms._base import Inputs
 from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, Evidence, Finding
-from warp_fix.report import OptionSource, Site
-from warp_fix.scan.index import SourceIndex
+from warp_fix.report import OptionSource, Site, StackFrame
 from warp_fix.wording import counted
 
 WARP_BLOCK_DIM = 256  # what a CUDA launch that names no block_dim uses (the module option's default)
@@ -105,34 +106,61 @@ def entry_file(inputs: Inputs) -> str | None:
     return inputs.scope.entry
 
 
-def first_project_import(index: SourceIndex, file: str, modules: Iterable[str]) -> str | None:
-    """The module `file` imports first that creates one of `modules` (or their packages) at import: directly,
-    or through the repository's own module-scope imports (an entry point that imports `app.cli`, which imports
-    `app.solver`, creates `app.solver` at that line: a process-wide setting must come above it)."""
-    wanted = set(modules)
-    for site in sorted(index.imports_in(file), key=lambda s: s.line):
-        if site.at_module_scope and _creates(index, index.absolute_module(file, site.module), wanted, set()):
-            return site.module
-    return None
+@dataclass(frozen=True)
+class EntryPlacement:
+    """Where the run shows a process-wide setting at the entry point must go for its target modules to see it.
+
+    A Warp module copies `wp.config`'s creation-time options when it is created, so the setting must run before
+    the entry point's top-level statement that created the first of them: the frame of the entry file at module
+    scope on the stack the tracer recorded then, whatever that statement looks like (`import pkg`,
+    `import pkg as p`, a `setup()` that imports the library inside)."""
+
+    statement: StackFrame | None  # that statement; None: every target was created inside a function it calls
+    reached: list[str]  # the targets created while the entry point ran (or whose creation the run did not record)
+    created_before: dict[str, StackFrame]  # target -> the outermost frame creating it before the entry point ran
+
+    def args(self, entry: str, name: str, value: OptionValue, line: int | None = None) -> ConfigAtEntryArgs:
+        statement = self.statement
+        return ConfigAtEntryArgs(
+            file=entry, name=name, value=value, line=line,
+            before_line=statement.line if statement else None,
+            before_statement=statement.text or None if statement else None,
+        )
+
+    def creator(self) -> str:
+        """The statement for people: "`import pkg as p` at run.py:3"."""
+        if self.statement is None:
+            return ""
+        return f"`{self.statement.text}` at {self.statement}" if self.statement.text else str(self.statement)
+
+    def unreachable(self) -> str:
+        """Why the entry point cannot reach the modules created before it ran, in one line."""
+        where = "; ".join(
+            f"{module} by `{frame.text}` at {frame}" if frame.text else f"{module} at {frame}"
+            for module, frame in self.created_before.items()
+        )
+        them = "it" if len(self.created_before) == 1 else "them"
+        return f"created before the entry point ran ({where}): a setting there cannot reach {them}"
 
 
-def _creates(index: SourceIndex, module: str, wanted: set[str], seen: set[str]) -> bool:
-    """Importing `module` imports one of `wanted` (itself, a package of it, or through the repository's files:
-    the module's own and its packages' `__init__`)."""
-    if any(m == module or m.startswith(module + ".") for m in wanted):
-        return True
-    parts = module.split(".")
-    for name in (".".join(parts[:n]) for n in range(1, len(parts) + 1)):
-        if name in seen:
+def entry_placement(inputs: Inputs, entry: str, modules: Iterable[str]) -> EntryPlacement:
+    """Where the run created each of `modules`, seen from the entry file `entry` (repo-relative)."""
+    statements: list[StackFrame] = []
+    reached: list[str] = []
+    before: dict[str, StackFrame] = {}
+    for module in modules:
+        stack = next((b.creation_stack for b in inputs.report.trace.builds if b.module == module and b.creation_stack),
+                     ())
+        in_entry = [frame for frame in stack if inputs.repo_file(frame.file) == entry]
+        if stack and not in_entry:
+            outermost = stack[-1]
+            before[module] = replace(outermost, file=inputs.repo_file(outermost.file) or outermost.file)
             continue
-        seen.add(name)
-        file = index.file_of_module(name)
-        if file is not None and any(
-            site.at_module_scope and _creates(index, index.absolute_module(file, site.module), wanted, seen)
-            for site in index.imports_in(file)
-        ):
-            return True
-    return False
+        reached.append(module)
+        if in_entry and in_entry[-1].at_module_scope:
+            statements.append(replace(in_entry[-1], file=entry))
+    first = min(statements, key=lambda frame: frame.line) if statements else None
+    return EntryPlacement(first, reached, before)
 
 
 def in_repo(inputs: Inputs, file: str) -> bool:

@@ -28,6 +28,7 @@ from warp_fix.report import (
     RebuildReason,
     Report,
     Site,
+    StackFrame,
     Stat,
     Summary,
     TapeUse,
@@ -43,6 +44,11 @@ def site(file: str, line: int, function: str = "<module>", stack: Sequence[str] 
     return Site(file=file, line=line, function=function, stack=tuple(stack))
 
 
+def frame(file: str, line: int, text: str = "", function: str = "<module>") -> StackFrame:
+    """A frame of a module's creation stack: a file's top-level statement unless `function` says otherwise."""
+    return StackFrame(file=file, line=line, function=function, text=text)
+
+
 def build(
     module: str,
     *,
@@ -55,14 +61,17 @@ def build(
     lto_kinds: Sequence[str] = (),
     option_sources: dict[str, OptionSource] | None = None,
     seq: int = 0,
+    created_by: Sequence[StackFrame] = (),
 ) -> ModuleBuild:
-    """One compiled module load; its kernels default to one kernel named after the module."""
+    """One compiled module load; its kernels default to one kernel named after the module. `created_by`: the
+    creation stack, innermost first (the decorator's line, then the imports down from the entry point)."""
     built = ModuleBuild(
         seq=seq, t_ms=0.0, module=module, hash=f"{module}@{block_dim}", device=device,
         block_dim=block_dim, status="compiled", module_ms=ms, native_ms=native_ms,
         options={"enable_backward": True, **(options or {})},
         kernels=list(kernels) if kernels is not None else [f"{module}.kernel"], generics=[],
         cache_dir=None, site=None, lto_builds=len(lto_kinds), lto_kinds=list(lto_kinds),
+        creation_stack=tuple(created_by),
     )
     built.option_sources = dict(option_sources or {})
     return built

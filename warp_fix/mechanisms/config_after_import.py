@@ -10,15 +10,15 @@ from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
     entry_file,
+    entry_placement,
     fired,
-    first_project_import,
     option_origin,
     ruled_out,
     runtime,
 )
 from warp_fix.model import CONSENT, FIRED, RULED_OUT, Finding, Fix, NotProposed, Proposal
 from warp_fix.probe.inject._warp_fix_tracer import CREATION_TIME_OPTIONS  # the tracer's own list
-from warp_fix.scan.index import EntryPoint, ImportSite
+from warp_fix.scan.index import EntryPoint
 from warp_fix.scope import Owner
 from warp_fix.wording import noun
 
@@ -88,7 +88,7 @@ class ConfigAfterImport(Mechanism[LateConfig]):
         )
 
     def propose(self, finding: Finding[LateConfig], inputs: Inputs) -> Iterator[Proposal]:
-        index = inputs.index
+        """The setting moves above the entry point's top-level statement the run shows creating the modules."""
         entry = entry_file(inputs)
         for item in finding.facts.ignored:
             if entry is None:
@@ -96,40 +96,48 @@ class ConfigAfterImport(Mechanism[LateConfig]):
                     finding.slug, f"wp.config.{item.key} set too late, but no entry point was found"
                 )
                 continue
-            target = first_project_import(index, entry, item.modules)
-            args = ConfigAtEntryArgs(
-                file=entry,
-                name=item.key,
-                value=item.value,
-                before_import=target or None,
-                line=item.line if item.file == entry else None,
+            placement = entry_placement(inputs, entry, item.modules)
+            if placement.created_before:
+                before = placement.created_before
+                yield NotProposed(finding.slug, f"wp.config.{item.key} set too late; {', '.join(before)} "
+                                  f"{noun(len(before), 'was', 'were')} {placement.unreachable()}")
+            if not placement.reached:
+                continue
+            modules = placement.reached
+            where = (
+                f"above {placement.creator()}, the statement that created {noun(len(modules), 'it', 'them')} in the "
+                "run,"
+                if placement.statement else
+                f"right after the entry point's `import warp` ({entry}), before the functions that created "
+                f"{noun(len(modules), 'it', 'them')} run"
             )
             yield Fix(
                 id="",
                 slug=finding.slug,
                 title=f"Set wp.config.{item.key} before the modules it must reach exist",
                 description=f"wp.config.{item.key} = {item.value!r} at {item.file}:{item.line} ran after "
-                f"{', '.join(item.modules)} {noun(len(item.modules), 'was', 'were')} created, so "
-                f"{noun(len(item.modules), 'it', 'they')} silently kept the old value ("
-                + "; ".join(f"{m}: {origin}" for m, origin in item.origins.items())
-                + "). Setting it before the entry point's first project import makes it take effect: this changes "
-                "those modules' options, hence consent.",
+                f"{', '.join(modules)} {noun(len(modules), 'was', 'were')} created, so "
+                f"{noun(len(modules), 'it', 'they')} silently kept the old value ("
+                + "; ".join(f"{m}: {item.origins[m]}" for m in modules)
+                + f"). Setting it {where} makes it take effect: this changes those modules' options, hence consent.",
                 safety=CONSENT,
                 codemod="config_at_entry",
-                places=(args,),
+                places=(placement.args(entry, item.key, item.value, line=item.line if item.file == entry else None),),
                 files=[entry],
                 lines=[f"{item.file}:{item.line}"],
                 expected="makes the setting effective (compile-time effect "
                 "depends on the option: untested estimate)",
                 allow_options=[item.key],
-                targets=list(item.modules),
+                targets=list(modules),
             )
 
     EXAMPLES = (
         Example(
-            "wp.config.enable_backward set in main() after the solver module was created",
+            "wp.config.enable_backward set in main() after the solver module was created: above the import that did",
             case.run(
-                builds=[case.build("sim.solver")],
+                builds=[case.build("sim.solver", created_by=[
+                    case.frame("sim/solver.py", 8, "@wp.kernel"), case.frame("app/__main__.py", 2, "import sim.solver"),
+                ])],
                 option_changes=[
                     case.option_change(
                         "warp.config", {"enable_backward": False}, kind="config", modules_existing=["sim.solver"],
@@ -139,11 +147,37 @@ class ConfigAfterImport(Mechanism[LateConfig]):
                 source=case.index(
                     files=["app/__main__.py", "sim/solver.py"],
                     entry_points=[EntryPoint(kind="main_module", file="app/__main__.py")],
-                    imports=[ImportSite(file="app/__main__.py", line=2, module="sim.solver", kind="project")],
                 ),
             ),
             FIRED,
             fixes=(("config_at_entry", CONSENT),),
+            places=(
+                (ConfigAtEntryArgs(file="app/__main__.py", name="enable_backward", value=False, line=6, before_line=2,
+                                   before_statement="import sim.solver"),),
+            ),
+        ),
+        Example(
+            "set too late for modules the package's __init__ created before `python -m app` ran its __main__",
+            case.run(
+                builds=[case.build("app.solver", created_by=[
+                    case.frame("app/solver.py", 8, "@wp.kernel"),
+                    case.frame("app/__init__.py", 1, "from . import solver"),
+                ])],
+                option_changes=[
+                    case.option_change(
+                        "warp.config", {"enable_backward": False}, kind="config", modules_existing=["app.solver"],
+                        site=case.site("app/__main__.py", 4),
+                    )
+                ],
+                source=case.index(
+                    files=["app/__init__.py", "app/__main__.py", "app/solver.py"],
+                    entry_points=[EntryPoint(kind="main_module", file="app/__main__.py")],
+                ),
+            ),
+            FIRED,
+            fixes=(),
+            declined="app.solver was created before the entry point ran (app.solver by `from . import solver` at "
+            "app/__init__.py:1)",
         ),
         Example(
             "set too late, but the program has no entry point in the repository to move it to",

@@ -20,8 +20,8 @@ from warp_fix.mechanisms._attribution import (
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
 from warp_fix.mechanisms._common import (
     entry_file,
+    entry_placement,
     fired,
-    first_project_import,
     in_repo,
     module_names,
     ruled_out,
@@ -275,19 +275,21 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             yield NotProposed(finding.slug, f"{why or 'a tape is in use'}; the entry point {entry} itself can run "
                               "code under a tape, so backward cannot be turned off there")
             return
-        modules = repo_modules + library
-        files = [f for m in repo_modules for f in _files_of(inputs.final_builds[m], inputs)]
-        python_modules = [p for p in map(index.python_module_of, files) if p]
-        # the entry may not mention warp (never parsed): then the codemod looks for the module's import itself
-        target = first_project_import(index, entry, [*python_modules, *library]) or next(iter(python_modules), None)
-        args = ConfigAtEntryArgs(file=entry, name="enable_backward", value=False, before_import=target or None)
+        placement = entry_placement(inputs, entry, repo_modules + library)
+        if placement.created_before:
+            yield NotProposed(finding.slug, f"{', '.join(placement.created_before)} compile unused backward code, but "
+                              f"{noun(len(placement.created_before), 'it was', 'they were')} {placement.unreachable()}")
+        modules = placement.reached
+        if not modules:
+            return
+        args = placement.args(entry, "enable_backward", False)
         reason = (f"{why}: turning backward off in the module itself would break that code, so it is turned off "
                   "only in the measured command's process. " if repo_modules else "")
         them, their = noun(len(modules), "it", "them"), noun(len(modules), "its", "their")
         where = (
-            f"at the entry point {entry}, before the first import of the code that creates {them} ({target}), "
+            f"at the entry point {entry}, above {placement.creator()}, the statement that created {them} in the run, "
             f"stops generating and compiling {their} adjoint code"
-            if target else
+            if placement.statement else
             f"right after the entry point's `import warp` ({entry}) stops generating and compiling adjoint code in "
             f"every module created after that line, which the measurement checks for {them}"
         )
@@ -337,26 +339,46 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
             fixes=(("config_at_entry", CONSENT),),
         ),
         Example(
-            "the entry point reaches the library through the project's own module: the setting goes above that import",
+            "the entry point reaches the library through the project's own module: the setting goes above the "
+            "statement the run shows creating it",
             case.run(
-                builds=[case.build("fluidlib.ops")],
+                builds=[case.build("fluidlib.ops", created_by=[
+                    case.frame("/venv/fluidlib/ops.py", 12, "@wp.kernel"),
+                    case.frame("app/cli.py", 3, "from fluidlib import ops"),
+                    case.frame("app/__main__.py", 5, "from app.cli import main"),
+                ])],
                 source=case.index(
                     files=["app/__main__.py", "app/cli.py"],
                     library_files=["fluidlib/ops.py"],
                     entry_points=[EntryPoint(kind="main_module", file="app/__main__.py")],
-                    imports=[
-                        ImportSite(file="app/__main__.py", line=3, module="sys", kind="stdlib"),
-                        ImportSite(file="app/__main__.py", line=5, module="app.cli", kind="project"),
-                        ImportSite(file="app/cli.py", line=2, module=".pipeline", kind="project"),
-                        ImportSite(file="app/cli.py", line=3, module="fluidlib.ops", kind="third_party"),
-                    ],
                 ),
             ),
             FIRED,
             fixes=(("config_at_entry", CONSENT),),
             places=(
-                (ConfigAtEntryArgs(file="app/__main__.py", name="enable_backward", value=False,
-                                   before_import="app.cli"),),
+                (ConfigAtEntryArgs(file="app/__main__.py", name="enable_backward", value=False, before_line=5,
+                                   before_statement="from app.cli import main"),),
+            ),
+        ),
+        Example(
+            "a setup call of the entry point imports the library inside: the setting goes above the call",
+            case.run(
+                builds=[case.build("fluidlib.ops", created_by=[
+                    case.frame("/venv/fluidlib/ops.py", 12, "@wp.kernel"),
+                    case.frame("app/setup.py", 9, "import fluidlib.ops", function="configure"),
+                    case.frame("app/__main__.py", 7, "configure(sys.argv[1:])"),
+                ])],
+                source=case.index(
+                    files=["app/__main__.py", "app/setup.py"],
+                    library_files=["fluidlib/ops.py"],
+                    entry_points=[EntryPoint(kind="main_module", file="app/__main__.py")],
+                ),
+            ),
+            FIRED,
+            fixes=(("config_at_entry", CONSENT),),
+            places=(
+                (ConfigAtEntryArgs(file="app/__main__.py", name="enable_backward", value=False, before_line=7,
+                                   before_statement="configure(sys.argv[1:])"),),
             ),
         ),
         Example(

@@ -111,8 +111,8 @@ def _relative_sources(event: dict, root: str) -> None:
         for name in _SITE_FIELDS:
             if item.get(name):
                 item[name] = _relative_site(item[name], root)
-    for kernel in event.get("kernel_sources", ()):
-        kernel["file"] = relative_path(kernel["file"], root)
+    for frame in [*event.get("kernel_sources", ()), *event.get("creation_stack", ())]:
+        frame["file"] = relative_path(frame["file"], root)
     if "source_files" in event:
         event["source_files"] = sorted({relative_path(f, root) for f in event["source_files"]})
 

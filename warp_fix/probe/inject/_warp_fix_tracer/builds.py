@@ -66,6 +66,7 @@ def hook_module(tracer, Module) -> None:
     def __init__(module, *args, **kwargs):
         original_init(module, *args, **kwargs)
         try:
+            tracer.creations[module] = tracer.sites.creation_stack()  # it copies wp.config's options now
             created_from_config = {k: v for k, v in list(tracer.config_sources.items()) if k in CREATION_TIME_OPTIONS}
             if created_from_config:  # copied from warp.config when the module is created
                 tracer.option_sources[module] = created_from_config
@@ -172,6 +173,7 @@ def _record_load(
         adjoint_kernels=sum(1 for k in sources if k["adjoint"]),
         option_sources=_option_sources(tracer, module, options),
         cause=cause,
+        creation_stack=tracer.creations.get(module, []),
     )
 
 

@@ -126,6 +126,7 @@ def kernel_source(tracer, module_name: str, kernel, module_options: dict) -> dic
         "line": getattr(code, "co_firstlineno", 0),
         "function": getattr(func, "__name__", kernel.key),
         "qualname": getattr(func, "__qualname__", ""),
+        "python_module": str(getattr(func, "__module__", "") or ""),  # the module object's own name, not a path's
         "module_kind": module_kind(tracer, module_name, kernel),
         "options": plain(own),
         "enable_backward": enable_backward,

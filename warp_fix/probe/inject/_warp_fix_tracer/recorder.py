@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import linecache
 import os
 import sys
 import threading
 import time
 
 USER_STACK_DEPTH = 4
+CREATION_STACK_DEPTH = 48  # frames kept of the stack that created a Warp module
 
 _INJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -127,6 +129,23 @@ class SiteFinder:
         """The frame `level` calls above the function calling this, whoever's code it is."""
         frame = sys._getframe(level + 1)
         return {"file": frame.f_code.co_filename, "line": frame.f_lineno, "function": frame.f_code.co_name}
+
+    def creation_stack(self) -> list[dict]:
+        """Every user frame on the stack, innermost first, each with its source line as the run reads it: where a
+        Warp module is created, the import chain (or the call) down from the entry script's top-level statement.
+        A very deep stack keeps its innermost frame and its outermost ones, where the entry script is."""
+        frames = []
+        frame = sys._getframe(1)
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if self.is_user(filename):
+                line = frame.f_lineno or 0
+                text = linecache.getline(filename, line).strip() if line else ""
+                frames.append({"file": filename, "line": line, "function": frame.f_code.co_name, "text": text})
+            frame = frame.f_back
+        if len(frames) > CREATION_STACK_DEPTH:
+            frames = frames[:1] + frames[1 - CREATION_STACK_DEPTH :]
+        return frames
 
     def site(self, depth: int = USER_STACK_DEPTH):
         frame = sys._getframe(1)

@@ -34,6 +34,7 @@ class Tracer:
         # Weak, so the tracer never keeps a kernel alive (the live kernel set is part of a module's identity).
         self.kernel_origins: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # kernel -> how it was made
         self.option_sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> {key: source}
+        self.creations: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> its creation stack
         self.config_sources: dict[str, dict] = {}  # warp.config key -> its last assignment by user code
 
     def on_warp_imported(self, warp) -> None:
