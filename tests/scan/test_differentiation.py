@@ -272,3 +272,33 @@ def test_a_callback_comes_from_the_functions_callers(scan):
                   "beams/model.py": MODEL, "fit.py": caller, "other.py": unrelated})
     (tape,) = differentiated_kernels(index).unresolved_tapes
     assert tape.may_reach(["beams/render.py"]) and not tape.may_reach(["beams/model.py"])
+
+
+def test_a_tape_kept_on_an_attribute_records_where_the_methods_enter_it(scan):
+    """`self.tape = wp.Tape() if grad else None` in __init__ (an optimizer's shape): the constructor's own calls are
+    not recorded; what the method that enters `with self.tape:` launches and calls is."""
+    index = scan(
+        {
+            "beams/model.py": MODEL,
+            "beams/optimizer.py": """
+                import warp as wp
+                from beams.model import Beam
+
+                class Optimizer:
+                    def __init__(self, grad=True):
+                        self.beam = Beam(4)
+                        self.tape = wp.Tape() if grad else None
+
+                    def residuals(self):
+                        self.tape.reset()
+                        with self.tape:
+                            self.beam.predict()
+                        self.tape.backward()
+            """,
+        }
+    )
+    (tape,) = [t for t in index.tapes if t.kind == "tape"]
+    assert (tape.function, tape.receiver, tape.line) == ("Optimizer.residuals", "self.tape", 11)
+    found = differentiated_kernels(index)
+    assert found.kernels == {"deflect": "beams/optimizer.py:11"}  # not summarize, which __init__'s Beam(4) launches
+    assert found.unresolved_tapes == []

@@ -46,6 +46,13 @@ class TapeCollector(Collector):
             if receiver:
                 self._tape_names.add(receiver)
             blocks = self._blocks(node, receiver)
+            if not blocks and receiver and "." in receiver:
+                entered = self._entered_in_class(node, receiver)
+                if entered:  # `self.tape = wp.Tape()` in __init__, `with self.tape:` in the methods that record
+                    for with_node, method_blocks in entered:
+                        self.found.tapes.append(TapeUse(**self.parsed.located(with_node), kind="tape",
+                                                        receiver=receiver, blocks=method_blocks))
+                    return
             self.found.tapes.append(TapeUse(**self.parsed.located(node), kind="tape", receiver=receiver, blocks=blocks))
         elif isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
             self._backward_calls.append((node, self.parsed.source(node.func.value)))
@@ -75,6 +82,21 @@ class TapeCollector(Collector):
                 blocks.append(TapeBlock(node.body[0].lineno, last, list(callees), yields))
         return blocks
 
+    def _entered_in_class(self, call: ast.Call, receiver: str) -> list[tuple[ast.AST, list[TapeBlock]]]:
+        """A tape kept on an attribute is recorded where the class's methods enter it (`with self.tape:`), not in
+        the method that made it: per method, its first such `with` and the blocks it holds."""
+        owner = next((a for a in self.parsed.ancestors(call) if isinstance(a, ast.ClassDef)), None)
+        if owner is None:
+            return []
+        entered = []
+        for method in (n for n in ast.walk(owner) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+            withs = [n for n in ast.walk(method) if isinstance(n, ast.With | ast.AsyncWith)
+                     and self.parsed.innermost_function(n) is method
+                     and any(self._enters(item, call, receiver) for item in n.items)]
+            if withs:
+                entered.append((withs[0], self._blocks(withs[0], receiver)))
+        return entered
+
     def _enters(self, item: ast.withitem, call: ast.Call, receiver: str | None) -> bool:
         """`with <call>`, `with tape:` or `with wp.Tape() as tape:` for the tape named `receiver`."""
         if item.context_expr is call:
@@ -85,6 +107,8 @@ class TapeCollector(Collector):
     def _bound_name(self, call: ast.Call) -> str | None:
         """`tape` in `tape = wp.Tape()` or `with wp.Tape() as tape:`."""
         parent = self.parsed.parent_of(call)
+        while isinstance(parent, ast.IfExp | ast.BoolOp):  # `self.tape = wp.Tape() if grad else None`
+            parent = self.parsed.parent_of(parent)
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
             return self.parsed.source(parent.targets[0])
         if isinstance(parent, ast.withitem) and parent.optional_vars is not None:
