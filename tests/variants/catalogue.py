@@ -1,0 +1,23 @@
+"""Every transformation, in the order the runner tries them."""
+
+from __future__ import annotations
+
+from tests.variants.calls import LaunchThroughHelper
+from tests.variants.formatting import Compact, NoDocstrings
+from tests.variants.imports import FromWarpImport, ProjectImportedBeforeWarp, WarpImportedInSetup, WarpWithoutAlias
+from tests.variants.layout import InRepoVirtualenv
+from tests.variants.naming import PositionalLaunchArguments
+from tests.variants.transform import Transformation
+
+TRANSFORMATIONS: tuple[Transformation, ...] = (
+    WarpWithoutAlias(),
+    FromWarpImport(),
+    WarpImportedInSetup(),
+    ProjectImportedBeforeWarp(),
+    LaunchThroughHelper(),
+    PositionalLaunchArguments(),
+    InRepoVirtualenv(),
+    NoDocstrings(),
+    Compact(),
+)
+BY_NAME = {t.NAME: t for t in TRANSFORMATIONS}

@@ -1,0 +1,105 @@
+"""Each transformation on its examples, its preconditions on the fixtures, and the verdict it is judged by.
+
+Fast: nothing here starts a Warp program. tests/variants/test_invariance.py runs variants for real.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.variants.catalogue import TRANSFORMATIONS
+from tests.variants.runner import FIXTURES, cpu_fixtures
+from tests.variants.transform import Example, Fixture, LineMap, Skip, Variant
+from tests.variants.verdict import FixVerdict, LeftAlone, Verdict
+from warp_fix.model import FIRED, SAFE, Fix, NotProposed, Plan
+
+EXAMPLES = [(t, example) for t in TRANSFORMATIONS for example in t.EXAMPLES]
+MIN_VARIANTS_PER_FIXTURE = 5
+
+
+@pytest.mark.parametrize(("transformation", "example"), EXAMPLES, ids=lambda v: getattr(v, "NAME", ""))
+def test_each_example_rewrites_as_shown_and_still_compiles(transformation, example: Example):
+    after = transformation.rewrite_example(example)
+    assert after == example.after
+    compile(after, example.path, "exec")
+    if example.added:
+        assert set(example.added) <= set(transformation.apply(example.fixture).files)
+
+
+@pytest.mark.parametrize("transformation", TRANSFORMATIONS, ids=lambda t: t.NAME)
+def test_each_transformation_says_what_it_does_and_shows_it(transformation):
+    assert transformation.NAME and transformation.FAMILY and transformation.DESCRIPTION
+    assert any(e.before != e.after or e.added for e in transformation.EXAMPLES)
+
+
+@pytest.mark.parametrize("app", cpu_fixtures())
+def test_every_fixture_has_five_variants_that_still_compile(app):
+    fixture = Fixture.load(FIXTURES / app)
+    variants = [v for t in TRANSFORMATIONS if isinstance(v := t.apply(fixture), Variant)]
+    assert len(variants) >= MIN_VARIANTS_PER_FIXTURE, [t.apply(fixture) for t in TRANSFORMATIONS]
+    for variant in variants:
+        assert any(variant.files.get(path) != text for path, text in fixture.sources.items()) or len(
+            variant.files
+        ) > len(fixture.sources), variant.transformation
+        for path, text in variant.files.items():
+            if path.endswith(".py"):
+                compile(text, path, "exec")
+
+
+def test_a_transformation_says_why_it_skips_a_fixture():
+    script = Fixture.load(FIXTURES / "script_main")
+    skips = {t.NAME: result.reason for t in TRANSFORMATIONS if isinstance(result := t.apply(script), Skip)}
+    assert "sys.path" in skips["in-repo-venv"]
+    assert skips["positional-launch"] == "no wp.launch passes dim by keyword"
+
+
+def test_a_line_map_follows_a_moved_import_and_marks_written_lines():
+    original = "import numpy\nimport warp\nfrom app import sim\n\nsim.run()\n"
+    variant = "import numpy\nfrom app import sim\nimport warp\n\n\ndef helper():\n    pass\nsim.run()\n"
+    lines = LineMap.between(original, variant)
+    assert [lines.original(n) for n in range(1, 9)] == [1, 3, 2, 4, None, None, None, 5]
+
+
+def test_a_variant_place_reads_in_the_original_files_lines():
+    fixture = Fixture.of_text({"app/sim.py": "import warp\nx = 1\n"}, "app")
+    variant = Variant(
+        fixture, "t", {"app/sim.py": "import warp\n\nx = 1\n"}, {"app/sim.py": "app/sim.py"},
+        {"app/sim.py": LineMap.between("import warp\nx = 1\n", "import warp\n\nx = 1\n")},
+    )  # fmt: skip
+    assert variant.original_place("app/sim.py", 3) == ("app/sim.py", 2)
+    assert variant.original_place("app/sim.py", 2) == ("app/sim.py", "?2")
+    assert variant.original_place(".venv/app/sim.py", 1) == (".venv/app/sim.py", 1)
+
+
+def _plan(safety=SAFE, line: int = 12, reason: str = "set at app/sim.py:7 after 1,234 ms") -> Plan:
+    fix = Fix(
+        "F1", "late-module-options", "Hoist", "", safety, None, files=["app/sim.py"], lines=[f"app/sim.py:{line}"]
+    )
+    return Plan(["python"], fixes=[fix], not_proposed=[NotProposed("cache-discarded", reason, "ruled-out")])
+
+
+def test_verdicts_agree_on_the_same_decisions_measured_differently():
+    assert Verdict.of(_plan()).differences(Verdict.of(_plan(reason="set at app/sim.py:7 after 987 ms"))) == []
+
+
+def test_verdicts_differ_on_a_safety_a_line_or_a_reasons_place():
+    original = Verdict.of(_plan())
+    assert original.differences(Verdict.of(_plan(safety="consent")))
+    assert original.differences(Verdict.of(_plan(line=13)))
+    assert original.differences(Verdict.of(_plan(reason="set at app/sim.py:8 after 1,234 ms")))
+
+
+def test_a_verdict_reads_variant_places_in_original_coordinates():
+    shifted = Verdict.of(_plan(line=14, reason="set at app/sim.py:9 after 5 ms"), lambda p, n: (p, n and n - 2))
+    assert Verdict.of(_plan()).differences(shifted) == []
+    assert shifted.fixes == (FixVerdict("late-module-options", None, "safe", (), "{}", ("app/sim.py:12",)),)
+    assert shifted.left_alone == (LeftAlone("cache-discarded", "ruled-out", "set at app/sim.py:7 after # ms"),)
+
+
+def test_the_catalogue_covers_the_families():
+    families = {t.FAMILY for t in TRANSFORMATIONS}
+    assert {"imports", "call structure", "layout", "naming", "formatting"} <= families
+    assert len({t.NAME for t in TRANSFORMATIONS}) == len(TRANSFORMATIONS)
+    assert FIRED == "fired" and Path(FIXTURES).is_dir()
