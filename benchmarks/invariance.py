@@ -2,6 +2,7 @@
 
     python benchmarks/invariance.py [--jsonl FILE] [--jobs N] [--fixture NAME ...] [--transformation NAME ...]
     python benchmarks/invariance.py --summarize FILE
+    python benchmarks/invariance.py --jsonl FILE --apply N [--seed S]
 
 Each fixture is measured and planned once as it is and once per applicable variant (tests/variants/, see
 docs/variants.md); a variant agrees when its plan's structural verdict, mapped back to the fixture's files and
@@ -9,12 +10,16 @@ lines, is the fixture's. Records go to `--jsonl`, one per (fixture, transformati
 same file runs only what is missing. Prints the invariance rate per transformation family and per mechanism (over
 the variants of the fixtures on which it fired), then every disagreement and every variant whose behaviour
 changed. `--jobs` runs that many fixtures side by side (each probe is single-threaded Warp compiles).
+
+`--apply N` then runs apply for real (one sample per arm) on N seeded pairs of FILE whose verdicts agreed, on the
+fixture and on its variant, and prints whether each kept, dropped, declined and offered the same fixes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import tempfile
 from collections import defaultdict
@@ -26,7 +31,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.variants.catalogue import BY_NAME, TRANSFORMATIONS  # noqa: E402
-from tests.variants.runner import FIXTURES, Outcome, compare, cpu_fixtures, measure_and_plan  # noqa: E402
+from tests.variants.runner import (  # noqa: E402
+    FIXTURES,
+    Outcome,
+    apply_outcomes,
+    compare,
+    cpu_fixtures,
+    measure_and_plan,
+)
 from tests.variants.transform import Fixture  # noqa: E402
 
 
@@ -89,6 +101,18 @@ def summarize(outcomes: list[Outcome]) -> None:
             print(f"  {o.fixture} / {o.transformation}: {o.skipped}")
 
 
+def same_fixes_applied(name: str, transformation: str) -> tuple[str, list[str]]:
+    """apply on the fixture and on its variant: the (mechanism, safety, outcome) entries only one of them has."""
+    fixture = Fixture.load(FIXTURES / name)
+    variant = BY_NAME[transformation].apply(fixture)
+    with tempfile.TemporaryDirectory(prefix="invariance-apply-") as scratch:
+        original = apply_outcomes(fixture, None, Path(scratch) / "original")
+        rewritten = apply_outcomes(fixture, variant, Path(scratch) / "variant")
+    only = [f"only the original: {e}" for e in original if e not in rewritten]
+    only += [f"only the variant: {e}" for e in rewritten if e not in original]
+    return f"{name} / {transformation}: {len(original)} entries {list(original)}", only
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jsonl", type=Path, default=Path("invariance.jsonl"))
@@ -96,7 +120,17 @@ def main() -> None:
     parser.add_argument("--fixture", action="append", default=[])
     parser.add_argument("--transformation", action="append", default=[], choices=sorted(BY_NAME))
     parser.add_argument("--summarize", action="store_true", help="print the table of --jsonl and run nothing")
+    parser.add_argument("--apply", type=int, default=0, help="apply on N seeded agreeing pairs of --jsonl")
+    parser.add_argument("--seed", type=int, default=44)
     args = parser.parse_args()
+    if args.apply:
+        agreeing = sorted((o.fixture, o.transformation) for o in load(args.jsonl) if o.agrees)
+        for pair in random.Random(args.seed).sample(agreeing, min(args.apply, len(agreeing))):
+            said, only = same_fixes_applied(*pair)
+            print(f"{said}: {'same fixes' if not only else 'DIFFERENT'}", flush=True)
+            for line in only:
+                print(f"  {line}")
+        return
     if not args.summarize:
         done = {(o.fixture, o.transformation) for o in load(args.jsonl)}
         wanted = args.transformation or [t.NAME for t in TRANSFORMATIONS]

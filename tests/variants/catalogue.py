@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.variants.calls import LaunchThroughHelper
+from tests.variants.dispatch import IfChainAsMatch, RegistryAsFunction
 from tests.variants.formatting import Compact, NoDocstrings
 from tests.variants.imports import FromWarpImport, ProjectImportedBeforeWarp, WarpImportedInSetup, WarpWithoutAlias
 from tests.variants.layout import InRepoVirtualenv
@@ -14,6 +15,8 @@ TRANSFORMATIONS: tuple[Transformation, ...] = (
     FromWarpImport(),
     WarpImportedInSetup(),
     ProjectImportedBeforeWarp(),
+    RegistryAsFunction(),
+    IfChainAsMatch(),
     LaunchThroughHelper(),
     PositionalLaunchArguments(),
     InRepoVirtualenv(),

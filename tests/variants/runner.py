@@ -8,13 +8,16 @@ PYTHONPATH as installed ones, as in tests/test_fixture_apps.py.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.variants.transform import Fixture, Skip, Transformation, Variant
 from tests.variants.verdict import Verdict, unique_module
+from warp_fix.apply import build_request, run_apply
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
 from warp_fix.report import Report
@@ -66,14 +69,30 @@ class Measured:
     behaviour: Behaviour
 
 
-def measure_and_plan(fixture: Fixture, variant: Variant | None, directory: Path) -> Measured:
-    root = materialize(fixture, variant, directory)
-    argv = [PYTHON if fixture.command[0] in ("python", "python3") else fixture.command[0], *fixture.command[1:]]
+def _argv(fixture: Fixture) -> list[str]:
+    return [PYTHON if fixture.command[0] in ("python", "python3") else fixture.command[0], *fixture.command[1:]]
+
+
+def _test_command(fixture: Fixture) -> str:
+    """The fixture's own test command, run by this interpreter, leaving no pytest cache in the repository."""
+    test = shlex.split(fixture.config["test"])
+    if test[0] in ("python", "python3"):
+        test[0] = PYTHON
+    return shlex.join([*test, "-p", "no:cacheprovider"] if "pytest" in test else test)
+
+
+def _environment(root: Path) -> dict[str, str]:
+    """The process environment with the fixture's `vendor/` packages (only they) on PYTHONPATH."""
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     if (root / "vendor").is_dir():
         env["PYTHONPATH"] = str(root / "vendor")
-    report = measure(argv, root, samples=1, env=env)
+    return env
+
+
+def measure_and_plan(fixture: Fixture, variant: Variant | None, directory: Path) -> Measured:
+    root = materialize(fixture, variant, directory)
+    report = measure(_argv(fixture), root, samples=1, env=_environment(root))
     plan = make_plan(report, root, index=scan_repository(root))
     place = variant.original_place if variant is not None else None
     verdict = Verdict.of(plan, place) if place is not None else Verdict.of(plan)
@@ -110,3 +129,29 @@ def compare(original: Measured, fixture: Fixture, transformation: Transformation
         outcome.behaviour_changed = "the ordered launches differ"
     outcome.differences = original.verdict.differences(measured.verdict)
     return outcome
+
+
+# (mechanism, safety, outcome) of each ledger entry, sorted
+Applied = tuple[tuple[str, str, str], ...]
+
+
+def apply_outcomes(fixture: Fixture, variant: Variant | None, directory: Path) -> Applied:
+    """apply for real (one sample per arm) on a git repository of the fixture or its variant: what it kept,
+    dropped, declined or offered, per mechanism."""
+    root = materialize(fixture, variant, directory)
+    for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+        identity = ["-c", "user.name=Variant", "-c", "user.email=variant@example.com"]
+        subprocess.run(["git", *identity, *command], cwd=root, check=True, capture_output=True)
+    saved = os.environ.pop("PYTHONPATH", None)
+    if (root / "vendor").is_dir():
+        os.environ["PYTHONPATH"] = str(root / "vendor")
+    try:
+        request = build_request(
+            command=_argv(fixture), cwd=root, branch="wf/variant", samples=1, test=_test_command(fixture)
+        )
+        ledger = run_apply(request).ledger
+    finally:
+        os.environ.pop("PYTHONPATH", None)
+        if saved is not None:
+            os.environ["PYTHONPATH"] = saved
+    return tuple(sorted((entry.slug, str(entry.safety), entry.outcome) for entry in ledger.entries))

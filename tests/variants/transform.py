@@ -31,19 +31,28 @@ class Fixture:
 
     name: str
     root: Path
-    sources: dict[str, str]
+    sources: dict[str, str]  # the files transformations rewrite
     command: tuple[str, ...]
+    untouched: dict[str, str] = field(default_factory=dict)  # its tests and vendored packages: read, not rewritten
+    config: dict[str, str | list[str]] = field(default_factory=dict)  # its [tool.warp-fix] table
 
     @classmethod
     def load(cls, root: Path) -> Fixture:
         config = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["warp-fix"]
         command = shlex.split(config["command"]) if isinstance(config["command"], str) else config["command"]
-        sources = {
+        files = {
             path.relative_to(root).as_posix(): path.read_text()
             for path in sorted(root.rglob("*.py"))
-            if path.relative_to(root).parts[0] not in UNTOUCHED and "__pycache__" not in path.parts
+            if "__pycache__" not in path.parts and "build" not in path.relative_to(root).parts
         }
-        return cls(root.name, root, sources, tuple(command))
+        sources = {path: text for path, text in files.items() if Path(path).parts[0] not in UNTOUCHED}
+        untouched = {path: text for path, text in files.items() if path not in sources}
+        return cls(root.name, root, sources, tuple(command), untouched, config)
+
+    @property
+    def every_python_file(self) -> dict[str, str]:
+        """Its sources and the files no transformation rewrites, which still read the sources' names."""
+        return {**self.untouched, **self.sources}
 
     @classmethod
     def of_text(cls, sources: dict[str, str], name: str = "example") -> Fixture:
@@ -78,9 +87,11 @@ class LineMap:
 
     @classmethod
     def between(cls, original: str, variant: str) -> LineMap:
-        """Lines matched by a diff; a line left over whose text (stripped) occurs once on each side matches that
-        one (an import moved up); a changed block of as many lines on both sides maps line by line."""
-        before, after = original.splitlines(), variant.splitlines()
+        """Lines matched by a diff of their text without indentation (a block moved into a `case` is the same
+        code); a line left over whose text occurs once on each side matches that one (an import moved up); a
+        changed block of as many lines on both sides maps line by line."""
+        before = [line.strip() for line in original.splitlines()]
+        after = [line.strip() for line in variant.splitlines()]
         mapped: dict[int, int | None] = {}
         matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
         for tag, a0, a1, b0, b1 in matcher.get_opcodes():
@@ -89,11 +100,11 @@ class LineMap:
         taken = {line for line in mapped.values() if line is not None}
         left_before = [n for n in range(1, len(before) + 1) if n not in taken]
         left_after = [n for n in range(1, len(after) + 1) if n not in mapped]
-        count_before = Counter(before[n - 1].strip() for n in left_before)
-        count_after = Counter(after[n - 1].strip() for n in left_after)
-        where = {before[n - 1].strip(): n for n in left_before}
+        count_before = Counter(before[n - 1] for n in left_before)
+        count_after = Counter(after[n - 1] for n in left_after)
+        where = {before[n - 1]: n for n in left_before}
         for n in left_after:
-            text = after[n - 1].strip()
+            text = after[n - 1]
             unique = text and count_before[text] == 1 and count_after[text] == 1
             mapped[n] = where[text] if unique else None
         return cls(mapped)
