@@ -6,7 +6,7 @@ from tests.variants.calls import LaunchThroughHelper
 from tests.variants.dispatch import IfChainAsMatch, RegistryAsFunction
 from tests.variants.formatting import Compact, NoDocstrings
 from tests.variants.imports import FromWarpImport, ProjectImportedBeforeWarp, WarpImportedInSetup, WarpWithoutAlias
-from tests.variants.layout import InRepoVirtualenv
+from tests.variants.layout import InRepoVirtualenv, SrcLayout
 from tests.variants.naming import PositionalLaunchArguments
 from tests.variants.transform import Transformation
 
@@ -20,6 +20,7 @@ TRANSFORMATIONS: tuple[Transformation, ...] = (
     LaunchThroughHelper(),
     PositionalLaunchArguments(),
     InRepoVirtualenv(),
+    SrcLayout(),
     NoDocstrings(),
     Compact(),
 )

@@ -54,3 +54,43 @@ class InRepoVirtualenv(Transformation):
             origin={path: path for path in fixture.sources},
             line_maps={path: LineMap.between(text, text) for path, text in fixture.sources.items()},
         )
+
+
+class SrcLayout(Transformation):
+    """The package moves under `src/`, as a project laid out for packaging has it; the run finds it on
+    PYTHONPATH, where installing the project (editable or not) would put it. Module names do not change."""
+
+    NAME = "src-layout"
+    FAMILY = "layout"
+    DESCRIPTION = "The package `pkg/` moves to `src/pkg/`; `src` is on the run's PYTHONPATH."
+    EXAMPLES = (
+        Example(
+            path="pkg/__main__.py",
+            before="from pkg.sim import step\n\nstep()\n",
+            after="from pkg.sim import step\n\nstep()\n",  # the files are the same, in another place
+            others=(("pkg/sim.py", "def step():\n    pass\n"),),
+            added=("src/pkg/__main__.py", "src/pkg/sim.py"),
+        ),
+    )
+
+    def precondition(self, fixture: Fixture) -> Skip | None:
+        if fixture.command[1] != "-m":
+            return Skip("the command runs a script by its path")
+        if any(PurePosixPath(path).parts[0] == "src" for path in fixture.every_python_file):
+            return Skip("the fixture has a src/ folder already")
+        return None
+
+    def apply(self, fixture: Fixture) -> Variant | Skip:
+        skip = self.precondition(fixture)
+        if skip is not None:
+            return skip
+        package = fixture.command[2].split(".")[0]
+        moved = {path: f"src/{path}" if PurePosixPath(path).parts[0] == package else path for path in fixture.sources}
+        return Variant(
+            fixture,
+            self.NAME,
+            files={moved[path]: text for path, text in fixture.sources.items()},
+            origin={new: old for old, new in moved.items()},
+            line_maps={moved[path]: LineMap.between(text, text) for path, text in fixture.sources.items()},
+            python_path=("src",),
+        )

@@ -2,7 +2,7 @@
 
 A variant is a copy of the fixture with the transformation's files written over it. Both are probed for real
 (one cold and one warm run) and planned from a fresh scan of their copy; the fixture's `vendor/` packages are on
-PYTHONPATH as installed ones, as in tests/test_fixture_apps.py.
+PYTHONPATH as installed ones, as in tests/test_fixture_apps.py, after the folders a variant names (its `src/`).
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ def materialize(fixture: Fixture, variant: Variant | None, directory: Path) -> P
     if variant is not None:
         for path in fixture.sources:
             (directory / path).unlink()
+        for folder in sorted({p.parent for p in map(Path, fixture.sources)}, key=lambda p: -len(p.parts)):
+            if folder.parts and not any((directory / folder).iterdir()):
+                (directory / folder).rmdir()  # a package the variant moved leaves no folder of its name behind
         for path, text in variant.files.items():
             (directory / path).parent.mkdir(parents=True, exist_ok=True)
             (directory / path).write_text(text)
@@ -81,18 +84,24 @@ def _test_command(fixture: Fixture) -> str:
     return shlex.join([*test, "-p", "no:cacheprovider"] if "pytest" in test else test)
 
 
-def _environment(root: Path) -> dict[str, str]:
-    """The process environment with the fixture's `vendor/` packages (only they) on PYTHONPATH."""
+def _python_path(root: Path, variant: Variant | None) -> str | None:
+    """PYTHONPATH of the run: the variant's own folders, then the fixture's `vendor/` packages; None: neither."""
+    folders = [root / folder for folder in (variant.python_path if variant is not None else ())]
+    folders += [root / "vendor"] if (root / "vendor").is_dir() else []
+    return os.pathsep.join(map(str, folders)) or None
+
+
+def _environment(root: Path, variant: Variant | None) -> dict[str, str]:
+    """The process environment with only the run's own folders on PYTHONPATH."""
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
-    if (root / "vendor").is_dir():
-        env["PYTHONPATH"] = str(root / "vendor")
-    return env
+    path = _python_path(root, variant)
+    return {**env, "PYTHONPATH": path} if path else env
 
 
 def measure_and_plan(fixture: Fixture, variant: Variant | None, directory: Path) -> Measured:
     root = materialize(fixture, variant, directory)
-    report = measure(_argv(fixture), root, samples=1, env=_environment(root))
+    report = measure(_argv(fixture), root, samples=1, env=_environment(root, variant))
     plan = make_plan(report, root, index=scan_repository(root))
     place = variant.original_place if variant is not None else None
     verdict = Verdict.of(plan, place) if place is not None else Verdict.of(plan)
@@ -143,8 +152,9 @@ def apply_outcomes(fixture: Fixture, variant: Variant | None, directory: Path) -
         identity = ["-c", "user.name=Variant", "-c", "user.email=variant@example.com"]
         subprocess.run(["git", *identity, *command], cwd=root, check=True, capture_output=True)
     saved = os.environ.pop("PYTHONPATH", None)
-    if (root / "vendor").is_dir():
-        os.environ["PYTHONPATH"] = str(root / "vendor")
+    path = _python_path(root, variant)
+    if path:
+        os.environ["PYTHONPATH"] = path
     try:
         request = build_request(
             command=_argv(fixture), cwd=root, branch="wf/variant", samples=1, test=_test_command(fixture)

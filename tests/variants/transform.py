@@ -123,7 +123,8 @@ class Variant:
     files: dict[str, str]  # variant path -> text (the sources; the rest of the fixture is copied as it is)
     origin: dict[str, str]  # variant path -> original path
     line_maps: dict[str, LineMap]  # variant path -> its map
-    removed: tuple[str, ...] = ()  # original paths the variant no longer has
+    # folders of the variant the program's imports need on PYTHONPATH (as installing the project puts them there)
+    python_path: tuple[str, ...] = ()
 
     def original_place(self, path: str, line: int | None) -> tuple[str, int | None | str]:
         """(original path, original line) of a variant place; an unmapped line reads `?<line>`."""
@@ -197,4 +198,6 @@ class Transformation:
     def rewrite_example(self, example: Example) -> str:
         """An example's file rewritten (beside its other files): unchanged where nothing applies."""
         result = self.apply(example.fixture)
-        return example.before if isinstance(result, Skip) else result.files[example.path]
+        if isinstance(result, Skip):
+            return example.before
+        return next(result.files[path] for path, origin in result.origin.items() if origin == example.path)
