@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from tests.variants.names import names_in
-from tests.variants.transform import Example, Fixture, Transformation
+from tests.variants.transform import Example, Fixture, Skip, Transformation, Variant
 
 
 def _string_cases(node: cst.If, subject: str | None = None) -> str | None:
@@ -201,13 +201,25 @@ class RegistryAsFunction(Transformation):
     )
 
     def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
-        text = module.code
+        registries = self._rewritten(path, module.code, fixture)
+        return module.visit(_RegistryToFunction(registries)) if registries else None
+
+    def apply(self, fixture: Fixture) -> Variant | Skip:
+        """The variant, naming each selector as the plan names a registry: `_select_effects(...)` is
+        `EFFECTS[...]`."""
+        variant = super().apply(fixture)
+        if isinstance(variant, Variant):
+            for path, text in fixture.sources.items():
+                renamed = self._rewritten(path, text, fixture).items()
+                variant.names.update({f"{function}(...)": f"{name}[...]" for name, function in renamed})
+        return variant
+
+    def _rewritten(self, path: str, text: str, fixture: Fixture) -> dict[str, str]:
+        """The file's registries this transformation rewrites -> their selector functions' names."""
         elsewhere = [other for p, other in fixture.every_python_file.items() if p != path]
         registries = {
             name: f"_select_{name.lower()}"
             for name in _registries(text)
             if not any(name in names_in(other) for other in elsewhere)
         }
-        if not registries or set(registries.values()) & names_in(text):
-            return None
-        return module.visit(_RegistryToFunction(registries))
+        return {} if set(registries.values()) & names_in(text) else registries

@@ -103,8 +103,7 @@ def measure_and_plan(fixture: Fixture, variant: Variant | None, directory: Path)
     root = materialize(fixture, variant, directory)
     report = measure(_argv(fixture), root, samples=1, env=_environment(root, variant))
     plan = make_plan(report, root, index=scan_repository(root))
-    place = variant.original_place if variant is not None else None
-    verdict = Verdict.of(plan, place) if place is not None else Verdict.of(plan)
+    verdict = Verdict.of(plan, variant.original_place, variant.names) if variant is not None else Verdict.of(plan)
     return Measured(verdict, Behaviour.of(report))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.variants.catalogue import TRANSFORMATIONS
+from tests.variants.catalogue import BY_NAME, TRANSFORMATIONS
 from tests.variants.runner import FIXTURES, cpu_fixtures
 from tests.variants.transform import Example, Fixture, LineMap, Skip, Variant
 from tests.variants.verdict import FixVerdict, LeftAlone, Verdict
@@ -62,6 +62,12 @@ def test_a_line_map_follows_a_moved_import_and_marks_written_lines():
     assert [lines.original(n) for n in range(1, 9)] == [1, 3, 2, 4, None, None, None, 5]
 
 
+def test_a_line_map_follows_a_line_that_lost_its_comment():
+    original = "import warp as wp\n\n# before the import\nwp.config.mode = 'debug'  # set early\nx = '#'\n"
+    variant = "import warp as wp\nwp.config.mode = 'debug'\nx = '#'\n"
+    assert LineMap.between(original, variant).lines == {1: 1, 2: 4, 3: 5}
+
+
 def test_a_variant_place_reads_in_the_original_files_lines():
     fixture = Fixture.of_text({"app/sim.py": "import warp\nx = 1\n"}, "app")
     variant = Variant(
@@ -103,3 +109,21 @@ def test_the_catalogue_covers_the_families():
     assert {"imports", "call structure", "layout", "naming", "formatting"} <= families
     assert len({t.NAME for t in TRANSFORMATIONS}) == len(TRANSFORMATIONS)
     assert FIRED == "fired" and Path(FIXTURES).is_dir()
+
+
+def test_a_verdict_reads_a_renamed_registry_by_its_original_name():
+    fixture = Fixture.load(FIXTURES / "plugin_dispatch")
+    variant = BY_NAME["registry-as-function"].apply(fixture)
+    assert variant.names == {"_select_effects(...)": "EFFECTS[...]"}
+    said = "vignette is an entry of the registry _select_effects(...): optional plugin code"
+    plan = Plan(["python"], not_proposed=[NotProposed("kernel-after-load", said)])
+    (left,) = Verdict.of(plan, variant.original_place, variant.names).left_alone
+    assert left.reason == "vignette is an entry of the registry EFFECTS[...]: optional plugin code"
+
+
+def test_a_mechanism_that_does_not_apply_keeps_its_status_only():
+    def plan(reason: str) -> Plan:
+        return Plan(["python"], not_proposed=[NotProposed("serial-builds", reason, "not-applicable")])
+
+    slowest_a, slowest_b = plan("CPU run (slowest app.a)"), plan("CPU run (slowest app.b)")
+    assert Verdict.of(slowest_a).differences(Verdict.of(slowest_b)) == []

@@ -8,7 +8,9 @@ plan of the variant can be compared with the plan of the fixture in the fixture'
 from __future__ import annotations
 
 import difflib
+import io
 import shlex
+import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,11 +89,10 @@ class LineMap:
 
     @classmethod
     def between(cls, original: str, variant: str) -> LineMap:
-        """Lines matched by a diff of their text without indentation (a block moved into a `case` is the same
-        code); a line left over whose text occurs once on each side matches that one (an import moved up); a
-        changed block of as many lines on both sides maps line by line."""
-        before = [line.strip() for line in original.splitlines()]
-        after = [line.strip() for line in variant.splitlines()]
+        """Lines matched by a diff of their code without indentation and comments (a block moved into a `case`,
+        a line that lost its comment, is the same code); a line left over whose code occurs once on each side
+        matches that one (an import moved up); a changed block of as many lines on both sides maps line by line."""
+        before, after = _code_lines(original), _code_lines(variant)
         mapped: dict[int, int | None] = {}
         matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
         for tag, a0, a1, b0, b1 in matcher.get_opcodes():
@@ -113,6 +114,18 @@ class LineMap:
         return self.lines.get(line)
 
 
+def _code_lines(text: str) -> list[str]:
+    """Each line's code: without its indentation and its comment (a `#` inside a string stays)."""
+    lines = text.splitlines()
+    try:
+        comments = [t.start for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        comments = []
+    for row, column in comments:
+        lines[row - 1] = lines[row - 1][:column]
+    return [line.strip() for line in lines]
+
+
 @dataclass
 class Variant:
     """A fixture rewritten: every file as the variant has it, and for each variant path its original path and
@@ -125,6 +138,8 @@ class Variant:
     line_maps: dict[str, LineMap]  # variant path -> its map
     # folders of the variant the program's imports need on PYTHONPATH (as installing the project puts them there)
     python_path: tuple[str, ...] = ()
+    # how the plan may name a thing the transformation renamed -> how it names it in the original
+    names: dict[str, str] = field(default_factory=dict)
 
     def original_place(self, path: str, line: int | None) -> tuple[str, int | None | str]:
         """(original path, original line) of a variant place; an unmapped line reads `?<line>`."""

@@ -3,17 +3,18 @@
 Which mechanisms fire; which fixes, with which codemod, safety, target modules and places; what is left alone
 and why. Paths and lines of a variant's plan are mapped back through the variant's line maps. Prose is not
 compared, with one exception: the reason a mechanism leaves something alone is the verdict itself, so it is
-compared with its file:line places mapped and its measured numbers (and unique modules' hash suffixes) blanked.
+compared with its file:line places and renamed names mapped, and its measured numbers (and unique modules' hash
+suffixes) blanked.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from warp_fix.model import Plan
+from warp_fix.model import NOT_APPLICABLE, Plan
 
 # (path, line) of a variant -> (path, line) of the original; the identity for the original's own plan.
 PlaceMap = Callable[[str, "int | None"], "tuple[str, int | None | str]"]
@@ -51,7 +52,10 @@ def _mapped_args(value: object, place: PlaceMap) -> object:
     return out
 
 
-def _mapped_text(text: str, place: PlaceMap) -> str:
+def _mapped_text(text: str, place: PlaceMap, names: Mapping[str, str]) -> str:
+    for variant_name, original_name in names.items():
+        text = text.replace(variant_name, original_name)
+
     def one(match: re.Match[str]) -> str:
         path, line = place(match["path"], int(match["line"]))
         return f"{path}:{line}"
@@ -85,7 +89,10 @@ class Verdict:
     left_alone: tuple[LeftAlone, ...]
 
     @classmethod
-    def of(cls, plan: Plan, place: PlaceMap = same_place) -> Verdict:
+    def of(cls, plan: Plan, place: PlaceMap = same_place, names: Mapping[str, str] | None = None) -> Verdict:
+        """The plan's verdict, its places read through `place` and the names a transformation gave through
+        `names`. A mechanism that does not apply to the run keeps its status only: its reason describes the
+        platform, with measured figures (the slowest module) that differ between two runs of one program."""
         fixes = tuple(
             FixVerdict(
                 fix.slug,
@@ -97,7 +104,12 @@ class Verdict:
             )
             for fix in plan.fixes
         )
-        left = tuple(LeftAlone(n.slug, n.status, _mapped_text(n.reason, place)) for n in plan.not_proposed)
+        left = tuple(
+            LeftAlone(
+                n.slug, n.status, "" if n.status == NOT_APPLICABLE else _mapped_text(n.reason, place, names or {})
+            )
+            for n in plan.not_proposed
+        )
         return cls(tuple((f.slug, f.status) for f in plan.findings), fixes, left)
 
     def differences(self, other: Verdict) -> list[str]:
