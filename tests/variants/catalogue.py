@@ -7,7 +7,7 @@ from tests.variants.dispatch import IfChainAsMatch, RegistryAsFunction
 from tests.variants.formatting import Compact, NoDocstrings
 from tests.variants.imports import FromWarpImport, ProjectImportedBeforeWarp, WarpImportedInSetup, WarpWithoutAlias
 from tests.variants.layout import InRepoVirtualenv, SrcLayout
-from tests.variants.naming import PositionalLaunchArguments
+from tests.variants.naming import KeywordLaunchArguments, PositionalLaunchArguments
 from tests.variants.transform import Transformation
 
 TRANSFORMATIONS: tuple[Transformation, ...] = (
@@ -19,6 +19,7 @@ TRANSFORMATIONS: tuple[Transformation, ...] = (
     IfChainAsMatch(),
     LaunchThroughHelper(),
     PositionalLaunchArguments(),
+    KeywordLaunchArguments(),
     InRepoVirtualenv(),
     SrcLayout(),
     NoDocstrings(),

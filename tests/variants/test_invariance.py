@@ -12,6 +12,7 @@ import random
 import pytest
 
 from tests.variants.catalogue import BY_NAME, TRANSFORMATIONS
+from tests.variants.known import KNOWN_DISAGREEMENTS
 from tests.variants.runner import FIXTURES, Measured, compare, cpu_fixtures, measure_and_plan
 from tests.variants.transform import Fixture, Variant
 
@@ -50,5 +51,19 @@ def test_a_variant_gets_the_fixtures_verdict(app, order, original_of, tmp_path):
     fixture = Fixture.load(FIXTURES / app)
     transformation = BY_NAME[first_applicable(fixture, order)]
     outcome = compare(original_of(app), fixture, transformation, tmp_path / "variant")
+    assert not outcome.behaviour_changed, outcome.behaviour_changed
+    assert outcome.differences == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("app", "transformation"),
+    [
+        pytest.param(*pair, marks=pytest.mark.xfail(strict=True, reason=why))
+        for pair, why in KNOWN_DISAGREEMENTS.items()
+    ],
+)
+def test_a_known_disagreement_is_still_there(app, transformation, original_of, tmp_path):
+    outcome = compare(original_of(app), Fixture.load(FIXTURES / app), BY_NAME[transformation], tmp_path / "variant")
     assert not outcome.behaviour_changed, outcome.behaviour_changed
     assert outcome.differences == []
