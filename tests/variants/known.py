@@ -15,4 +15,15 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {
         "counts the helper's `wp.launch(*args, **kwargs)` as a launch of an unknown kernel, so every module may be "
         "differentiated and beams.report's per-module fix (safe) folds into the entry-point one (consent)"
     ),
+    ("factory_module_options", "launch-through-helper"): (
+        "unused-backward: ripple/fit.py's tape calls its file's `_launch` helper; the differentiation walk follows "
+        "calls by name (warp_fix/scan/differentiation.py), so it also reaches ripple/display.py's own `_launch` and "
+        "counts display.py's blur as differentiated: make_blur's call-site fix (enable_backward=False) is withheld"
+    ),
+    ("factory_in_loop", "launch-through-helper"): (
+        "factory-in-loop: the scan finds a factory's kernel launched in its loop by a `wp.launch` call in the loop "
+        "body (warp_fix/scan/collectors/loops.py); a launch through the project's own `_launch` wrapper is not one "
+        "to it, so the loop is not found and the mechanism is ruled out (the scan reads a project's own kernel "
+        "decorator as `wp.kernel`, but no project function as `wp.launch`)"
+    ),
 }
