@@ -65,9 +65,6 @@ class _Compact(cst.CSTTransformer):
     def leave_TrailingWhitespace(self, original_node, updated_node: cst.TrailingWhitespace):
         return updated_node.with_changes(comment=None, whitespace=cst.SimpleWhitespace(""))
 
-    def leave_Comment(self, original_node: cst.Comment, updated_node: cst.Comment):
-        return updated_node
-
     def leave_ParenthesizedWhitespace(self, original_node, updated_node: cst.ParenthesizedWhitespace):
         first = updated_node.first_line.with_changes(comment=None, whitespace=cst.SimpleWhitespace(""))
         return updated_node.with_changes(first_line=first, empty_lines=())

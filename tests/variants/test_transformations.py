@@ -5,15 +5,13 @@ Fast: nothing here starts a Warp program. tests/variants/test_invariance.py runs
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.variants.catalogue import BY_NAME, TRANSFORMATIONS
 from tests.variants.runner import FIXTURES, cpu_fixtures
 from tests.variants.transform import Example, Fixture, LineMap, Skip, Variant
 from tests.variants.verdict import FixVerdict, LeftAlone, Verdict
-from warp_fix.model import FIRED, SAFE, Fix, NotProposed, Plan
+from warp_fix.model import SAFE, Fix, NotProposed, Plan
 
 EXAMPLES = [(t, example) for t in TRANSFORMATIONS for example in t.EXAMPLES]
 MIN_VARIANTS_PER_FIXTURE = 5
@@ -40,9 +38,7 @@ def test_every_fixture_has_five_variants_that_still_compile(app):
     variants = [v for t in TRANSFORMATIONS if isinstance(v := t.apply(fixture), Variant)]
     assert len(variants) >= MIN_VARIANTS_PER_FIXTURE, [t.apply(fixture) for t in TRANSFORMATIONS]
     for variant in variants:
-        assert any(variant.files.get(path) != text for path, text in fixture.sources.items()) or len(
-            variant.files
-        ) > len(fixture.sources), variant.transformation
+        assert variant.files != fixture.sources, variant.transformation
         for path, text in variant.files.items():
             if path.endswith(".py"):
                 compile(text, path, "exec")
@@ -108,7 +104,6 @@ def test_the_catalogue_covers_the_families():
     families = {t.FAMILY for t in TRANSFORMATIONS}
     assert {"imports", "call structure", "layout", "naming", "formatting"} <= families
     assert len({t.NAME for t in TRANSFORMATIONS}) == len(TRANSFORMATIONS)
-    assert FIRED == "fired" and Path(FIXTURES).is_dir()
 
 
 def test_a_verdict_reads_a_renamed_registry_by_its_original_name():
