@@ -29,7 +29,7 @@ UNTOUCHED = ("tests", "vendor")
 
 @dataclass(frozen=True)
 class Fixture:
-    """A fixture's Python sources (repository-relative path -> text) and the command its README names."""
+    """A fixture's Python sources (repository-relative path -> text) and the command of its [tool.warp-fix]."""
 
     name: str
     root: Path
@@ -65,13 +65,6 @@ class Fixture:
     def packages(self) -> set[str]:
         """The top-level names the project's own code imports itself by."""
         return {Path(path).parts[0].removesuffix(".py") for path in self.sources}
-
-    @property
-    def entry(self) -> str:
-        """The file the command runs: `pkg/__main__.py` for `python -m pkg`, or the script."""
-        if self.command[1] == "-m":
-            return f"{self.command[2].replace('.', '/')}/__main__.py"
-        return self.command[1]
 
 
 @dataclass(frozen=True)
@@ -133,7 +126,7 @@ class Variant:
 
     fixture: Fixture
     transformation: str
-    files: dict[str, str]  # variant path -> text (the sources; the rest of the fixture is copied as it is)
+    files: dict[str, str]  # variant path -> text: the sources and any file it adds (the rest is copied as it is)
     origin: dict[str, str]  # variant path -> original path
     line_maps: dict[str, LineMap]  # variant path -> its map
     # folders of the variant the program's imports need on PYTHONPATH (as installing the project puts them there)
@@ -179,7 +172,7 @@ class Transformation:
     FAMILY: ClassVar[str]
     DESCRIPTION: ClassVar[str]
     EXAMPLES: ClassVar[tuple[Example, ...]] = ()
-    # Where a file is skipped, why (a transformation that applies nowhere says the first reason it met).
+    # The reason given when no file of a fixture has anything this transformation rewrites.
     NOTHING_TO_REWRITE: ClassVar[str] = "no file has what it rewrites"
 
     def precondition(self, fixture: Fixture) -> Skip | None:
