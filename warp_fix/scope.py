@@ -153,15 +153,18 @@ class Scope:
         return found[0] if found else None
 
     def defined_in(self, build: ModuleBuild) -> str | None:
-        """The dotted Python module of the build's first kernel: the project's, or from its path in an installed
-        package (under site-packages, Warp's `warp/_src`, or a `pip install --target` folder: from the build's
-        top-level package)."""
+        """The dotted Python module of the build's first kernel: the project's (as the scan names its file, so
+        `src/pkg/sim.py` is `pkg.sim`), or from its path in an installed package (under site-packages, Warp's
+        `warp/_src`, or a `pip install --target` folder: from the build's top-level package)."""
         if not build.kernel_sources:
             return None
         file = build.kernel_sources[0].file
         if file.startswith("<"):  # exec'd source: wp.map's kernels (array arithmetic), or the project's own exec
             return "wp.map" if build.module.startswith("map_") else "code compiled from a string"
         relative = self.project_file(file)
+        scanned = self.index.python_module_of(relative) if relative is not None else None
+        if scanned is not None:
+            return scanned
         if relative is None:
             parts = Path(file).parts
             marks = [i + 1 for i, part in enumerate(parts) if part in PACKAGE_FOLDERS]
