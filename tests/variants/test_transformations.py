@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from codemods.specs import MergeModulesArgs
 from tests.variants.catalogue import BY_NAME, TRANSFORMATIONS
 from tests.variants.runner import FIXTURES, cpu_fixtures
 from tests.variants.transform import Example, Fixture, LineMap, Skip, Variant
@@ -73,6 +74,17 @@ def test_a_variant_place_reads_in_the_original_files_lines():
     assert variant.original_place("app/sim.py", 3) == ("app/sim.py", 2)
     assert variant.original_place("app/sim.py", 2) == ("app/sim.py", "?2")
     assert variant.original_place(".venv/app/sim.py", 1) == (".venv/app/sim.py", 1)
+
+
+def test_a_verdict_reads_a_moved_file_wherever_the_arguments_name_it():
+    variant = BY_NAME["src-layout"].apply(Fixture.load(FIXTURES / "dominant_module"))
+    merge = MergeModulesArgs(kernels=[("src/acoustics/dft.py", "dft_power")], module="acoustics.kernels")
+    fix = Fix(
+        "F1", "granular-modules", "Merge", "", SAFE, "merge_modules", places=(merge,), lines=["src/acoustics/dft.py:9"]
+    )
+    (found,) = Verdict.of(Plan(["python"], fixes=[fix]), variant.original_place).fixes
+    assert found.lines == ("acoustics/dft.py:9",)
+    assert '"acoustics/dft.py"' in found.args and "src/" not in found.args
 
 
 def _plan(safety=SAFE, line: int = 12, reason: str = "set at app/sim.py:7 after 1,234 ms") -> Plan:

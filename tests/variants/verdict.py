@@ -35,9 +35,12 @@ def unique_module(name: str) -> str:
 
 
 def _mapped_args(value: object, place: PlaceMap) -> object:
-    """A codemod's JSON arguments with every file and line in original coordinates."""
-    if isinstance(value, list):
+    """A codemod's JSON arguments with every file and line in original coordinates (a string that is a variant's
+    file, wherever it sits, as `[["src/pkg/a.py", "kernel"], ...]`, names the original file)."""
+    if isinstance(value, list | tuple):
         return [_mapped_args(item, place) for item in value]
+    if isinstance(value, str):
+        return place(value, None)[0]
     if not isinstance(value, dict):
         return value
     out = {key: _mapped_args(item, place) for key, item in value.items()}
