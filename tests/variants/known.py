@@ -26,4 +26,13 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {
         "to it, so the loop is not found and the mechanism is ruled out (the scan reads a project's own kernel "
         "decorator as `wp.kernel`, but no project function as `wp.launch`)"
     ),
+    ("lifecycle_modules", "launch-through-helper"): (
+        "granular-modules: modules count as built at the same point of the run when the builds' sites share file "
+        "and function (warp_fix/mechanisms/granular_modules.py); the site is the first frame outside Warp, here "
+        "every launch's `_launch` helper, so export()'s to_bytes joins grade()'s three modules in the merge"
+    ),
+    ("named_modules", "launch-through-helper"): (
+        "granular-modules: the same as lifecycle_modules: solver.prepare and render.encode, built at two points of "
+        "the run, share the `_launch` helper's site, so the mechanism fires and merges them"
+    ),
 }
