@@ -26,6 +26,16 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {
         "to it, so the loop is not found and the mechanism is ruled out (the scan reads a project's own kernel "
         "decorator as `wp.kernel`, but no project function as `wp.launch`)"
     ),
+    ("tape_rollout", "launch-through-helper"): (
+        "unused-backward: the same as calibration_script: walker/train.py's tape launches through its `_launch` "
+        "helper, whose `wp.launch(*args, **kwargs)` the differentiation walk cannot resolve to a kernel, so "
+        "walker.optim's per-module fix is withheld"
+    ),
+    ("unused_backward", "launch-through-helper"): (
+        "unused-backward: the same as calibration_script: springs/calibrate.py's tape reaches the `_launch` helpers "
+        "(followed by name), whose `wp.launch(*args, **kwargs)` the differentiation walk cannot resolve to a "
+        "kernel, so springs.chain's per-module fix is withheld"
+    ),
     ("lifecycle_modules", "launch-through-helper"): (
         "granular-modules: modules count as built at the same point of the run when the builds' sites share file "
         "and function (warp_fix/mechanisms/granular_modules.py); the site is the first frame outside Warp, here "

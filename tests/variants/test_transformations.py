@@ -85,6 +85,12 @@ def test_a_verdict_reads_a_moved_file_wherever_the_arguments_name_it():
     (found,) = Verdict.of(Plan(["python"], fixes=[fix]), variant.original_place).fixes
     assert found.lines == ("acoustics/dft.py:9",)
     assert '"acoustics/dft.py"' in found.args and "src/" not in found.args
+    said = "backward kept, launched from src/acoustics/analysis.py, which records a tape (src/acoustics/dft.py:9)"
+    plan = Plan(["python"], not_proposed=[NotProposed("unused-backward", said, "ruled-out")])
+    (left,) = Verdict.of(plan, variant.original_place).left_alone
+    assert (
+        left.reason == "backward kept, launched from acoustics/analysis.py, which records a tape (acoustics/dft.py:9)"
+    )
 
 
 def _plan(safety=SAFE, line: int = 12, reason: str = "set at app/sim.py:7 after 1,234 ms") -> Plan:

@@ -19,7 +19,7 @@ from warp_fix.model import NOT_APPLICABLE, Plan
 # (path, line) of a variant -> (path, line) of the original; the identity for the original's own plan.
 PlaceMap = Callable[[str, "int | None"], "tuple[str, int | None | str]"]
 
-_PLACE = re.compile(r"(?P<path>[\w./-]+\.py):(?P<line>\d+)")
+_PLACE = re.compile(r"(?P<path>[\w./-]+\.py)(:(?P<line>\d+))?")
 _UNIQUE_SUFFIX = re.compile(r"\b(?P<key>\w+?)_[0-9a-f]{8}\b")
 _NUMBER = re.compile(r"\d[\d,]*(\.\d+)?")
 _LINE_KEYS = ("line", "before_line")
@@ -60,6 +60,8 @@ def _mapped_text(text: str, place: PlaceMap, names: Mapping[str, str]) -> str:
         text = text.replace(variant_name, original_name)
 
     def one(match: re.Match[str]) -> str:
+        if match["line"] is None:
+            return place(match["path"], None)[0]
         path, line = place(match["path"], int(match["line"]))
         return f"{path}:{line}"
 
