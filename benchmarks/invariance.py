@@ -68,7 +68,7 @@ def load(path: Path) -> list[Outcome]:
 def rate(outcomes: list[Outcome]) -> str:
     ran = [o for o in outcomes if not o.skipped]
     agree = sum(o.agrees for o in ran)
-    return f"{agree}/{len(ran)} ({100 * agree / len(ran):.0f}%)" if ran else "-"
+    return f"{agree}/{len(ran)} ({100 * agree / len(ran):.1f} %)" if ran else "-"
 
 
 def summarize(outcomes: list[Outcome]) -> None:
