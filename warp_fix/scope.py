@@ -154,8 +154,9 @@ class Scope:
 
     def defined_in(self, build: ModuleBuild) -> str | None:
         """The dotted Python module of the build's first kernel: its `__module__` as the run recorded it (whatever
-        the folders say); in older reports, from its path: the project's, or in an installed package (under
-        site-packages, Warp's `warp/_src`, or a `pip install --target` folder: from the build's top-level package)."""
+        the folders say); in older reports, the project's as the scan names its file (`src/pkg/sim.py` is
+        `pkg.sim`), or from its path in an installed package (under site-packages, Warp's `warp/_src`, or a
+        `pip install --target` folder: from the build's top-level package)."""
         if not build.kernel_sources:
             return None
         first = build.kernel_sources[0]
@@ -165,6 +166,9 @@ class Scope:
         if first.python_module and first.python_module != "__main__":
             return first.python_module
         relative = self.project_file(file)
+        scanned = self.index.python_module_of(relative) if relative is not None else None
+        if scanned is not None:
+            return scanned
         if relative is None:
             parts = Path(file).parts
             marks = [i + 1 for i, part in enumerate(parts) if part in PACKAGE_FOLDERS]
@@ -295,7 +299,7 @@ def optional_reason(kernel: KernelDef) -> str | None:
     """Why the project makes this kernel only on some runs (a plugin, a registry entry, a branch on a kind the
     run is given), or None. A branch on the object's own mode flag (`if self.sync_mode:`) is the module's own
     code: every run of that class may take either side."""
-    registries = [name for name in kernel.chosen_by if name.endswith("[...]")]
+    registries = [name for name in kernel.chosen_by if name.endswith(("[...]", "(...)"))]
     if registries:
         return f"{kernel.name} is an entry of the registry {registries[0]}: optional plugin code"
     chosen = [name for name in kernel.chosen_by if name != "self"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._common import module_names
+from warp_fix.scan.index import SourceFile, SourceIndex
 
 SPARSE = "/venv/lib/python3.11/site-packages/warp/_src/sparse.py"
 LINEAR = "/venv/lib/python3.11/site-packages/warp/_src/optim/linear.py"
@@ -53,3 +54,14 @@ def test_a_package_on_pythonpath_is_named_from_its_top_level_package() -> None:
         "4 modules, from newton._src.solvers.solver, newton._src.sim.articulation, newton._src.viewer.kernels and "
         "newton._src.solvers.xpbd.kernels"
     )
+
+
+def test_a_project_module_is_named_as_the_scan_names_its_file_not_by_its_path() -> None:
+    """A `src/` layout: `src/banding/filters.py` is the Python module `banding.filters` (src is on sys.path, and
+    has no `__init__.py`), not `src.banding.filters`."""
+    modules = {f"make_{i}_0000000{i}": "src/banding/filters.py" for i in range(4)}
+    inputs = case.run(
+        builds=[case.sourced(case.build(m), case.kernel_source(m, f)) for m, f in modules.items()],
+        source=SourceIndex(root=case.ROOT, files=[SourceFile("src/banding/filters.py", "banding.filters")]),
+    )
+    assert module_names(list(modules), inputs) == "4 modules, from banding.filters (4)"

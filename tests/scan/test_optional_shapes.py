@@ -28,6 +28,20 @@ SHAPES = {
     "a dict registry of factories": (
         "def make_fade():\n" + kernel("fade", "    ") + "    return fade\n\n\nEFFECTS = {'fade': make_fade}\n",
         "fade", True),
+    "a registry of factories written as a function: if/return on its key": (
+        "def make_fade():\n" + kernel("fade", "    ") + "    return fade\n\n\n"
+        "def make_glow():\n" + kernel("glow", "    ") + "    return glow\n\n\n"
+        "def effect(key):\n    if key == 'fade':\n        return make_fade\n    if key == 'glow':\n"
+        "        return make_glow\n    raise KeyError(key)\n", "fade", True),
+    "a registry of factories written as a function: match on its key": (
+        "def make_fade():\n" + kernel("fade", "    ") + "    return fade\n\n\n"
+        "def make_glow():\n" + kernel("glow", "    ") + "    return glow\n\n\n"
+        "def effect(key):\n    match key:\n        case 'fade':\n            return make_fade\n"
+        "        case _:\n            return make_glow\n", "glow", True),
+    "factories picked by a module constant (its own code: every run picks the same)": (
+        "FAST = True\n\n\ndef make_fade():\n" + kernel("fade", "    ") + "    return fade\n\n\n"
+        "def make_glow():\n" + kernel("glow", "    ") + "    return glow\n\n\n"
+        "def effect():\n    if FAST:\n        return make_fade\n    return make_glow\n", "fade", False),
     "a dict registry of plugin classes": (
         "class Blur:\n    def kernel(self):\n" + kernel("blur", "        ") + "        return blur\n\n\n"
         "TRANSFORMS = {'blur': Blur}\n", "blur", True),

@@ -66,7 +66,9 @@ class KernelDef(Located):
     made_by: "decorator" (`@wp.kernel`), "call" (`wp.kernel(fn, ...)`) or "project-decorator" (a project's own
     `@kernel` wrapping `wp.kernel`; codemods that edit `@wp.kernel` decorators cannot edit it).
     chosen_by: factory parameters read by the `if`/`match` that decides whether the kernel is made: a dispatch on
-    run-time data, so only some runs build it (an optional kernel); `NAME[...]` for a registry's entry.
+    run-time data, so only some runs build it (an optional kernel); `NAME[...]` for a registry's entry, and
+    `select(...)` for a factory that the module-scope function `select` returns by an `if`/`match` on its
+    parameter (the same registry, written as a function).
     picked_by, picked_by_file, picked_by_line: the function (its file and `def` line; a `KernelSelector`) that
     returns this module-scope kernel from a fixed `if`/`elif` on a configuration value: one of a closed set of
     alternatives, all defined at import, one picked per run (not a plugin: nothing adds to the set).

@@ -73,6 +73,8 @@ class KernelCollector(Collector):
                 for value in statement.value.values:
                     if name and isinstance(value, ast.Name):
                         registries.setdefault(value.id, f"{name}[...]")
+        for entry, selector in self._factory_selectors().items():
+            registries.setdefault(entry, f"{selector}(...)")
         for kernel in self.found.kernels:
             owner = kernel.enclosing_functions[0] if kernel.enclosing_functions else kernel.name
             # a plugin class listed by name (`TRANSFORMS = {"blur": Blur}`) owns the kernels its methods make
@@ -81,6 +83,29 @@ class KernelCollector(Collector):
             if registry and registry not in kernel.chosen_by:
                 kernel.chosen_by.append(registry)
         self._mark_alternatives()
+
+    def _factory_selectors(self) -> dict[str, str]:
+        """Factory -> the module-scope function that returns it by name from an `if`/`match` on its parameter
+        (`if key == "fade": return make_fade`): the registry of factories written as a function, so the kernels
+        those factories make are, as a dict registry's, made only for the entry a run looks up. Only factories
+        and classes of this file count (a function returning kernels defined at import picks one of a closed set:
+        a `KernelSelector`)."""
+        kernels = {k.name for k in self.found.kernels if k.at_module_scope}
+        makers = {
+            node.name for node in self.parsed.tree.body
+            if isinstance(node, _Function | ast.ClassDef) and node.name not in kernels
+        }  # fmt: skip
+        entries: dict[str, str] = {}
+        for function in self.parsed.tree.body:
+            if not isinstance(function, _Function):
+                continue
+            returns = _own_returns(function)
+            names = [r.value.id if isinstance(r.value, ast.Name) else None for r in returns]
+            if len(set(names)) < 2 or not set(names) <= makers:
+                continue
+            if all(self._chosen_by(r) for r in returns[:-1]):  # the last may be the fall-through default
+                entries.update({name: function.name for name in names if name})
+        return entries
 
     def _mark_alternatives(self) -> None:
         """A `KernelSelector` for each module-scope function whose every `return` gives a kernel by name (one of

@@ -1,0 +1,28 @@
+"""Every transformation, in the order the runner tries them."""
+
+from __future__ import annotations
+
+from tests.variants.calls import LaunchThroughHelper
+from tests.variants.dispatch import IfChainAsMatch, RegistryAsFunction
+from tests.variants.formatting import Compact, NoDocstrings
+from tests.variants.imports import FromWarpImport, ProjectImportedBeforeWarp, WarpImportedInSetup, WarpWithoutAlias
+from tests.variants.layout import InRepoVirtualenv, SrcLayout
+from tests.variants.naming import KeywordLaunchArguments, PositionalLaunchArguments
+from tests.variants.transform import Transformation
+
+TRANSFORMATIONS: tuple[Transformation, ...] = (
+    WarpWithoutAlias(),
+    FromWarpImport(),
+    WarpImportedInSetup(),
+    ProjectImportedBeforeWarp(),
+    RegistryAsFunction(),
+    IfChainAsMatch(),
+    LaunchThroughHelper(),
+    PositionalLaunchArguments(),
+    KeywordLaunchArguments(),
+    InRepoVirtualenv(),
+    SrcLayout(),
+    NoDocstrings(),
+    Compact(),
+)
+BY_NAME = {t.NAME: t for t in TRANSFORMATIONS}

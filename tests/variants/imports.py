@@ -1,0 +1,245 @@
+"""The imports family: Warp imported under another name, by its functions, inside a setup function, or after the
+project's own modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import PurePosixPath
+
+import libcst as cst
+
+from tests.variants.names import module_level_warp_alias, names_in, warp_bound_elsewhere
+from tests.variants.transform import Example, Fixture, Transformation
+
+
+class _Rename(cst.CSTTransformer):
+    """Every read of the name `old` becomes `new` (attribute names and keywords keep theirs)."""
+
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value=self.new) if original_node.value == self.old else updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        return updated_node.with_changes(attr=original_node.attr)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(keyword=original_node.keyword)
+
+    def leave_ImportAlias(self, original_node: cst.ImportAlias, updated_node: cst.ImportAlias) -> cst.ImportAlias:
+        bound = original_node.asname.name if original_node.asname else None
+        if isinstance(bound, cst.Name) and bound.value == self.old and original_node.name.value == self.new:
+            return original_node.with_changes(asname=None)  # `import warp as wp` -> `import warp`
+        return original_node
+
+
+def _is_warp_import(statement: cst.CSTNode, alias: str | None = None) -> bool:
+    """`import warp as <alias>` (any alias when None), alone on its line."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    node = statement.body[0]
+    if not (isinstance(node, cst.Import) and len(node.names) == 1):
+        return False
+    name = node.names[0]
+    bound = name.asname.name.value if name.asname and isinstance(name.asname.name, cst.Name) else None
+    return isinstance(name.name, cst.Name) and name.name.value == "warp" and (alias is None or bound == alias)
+
+
+class WarpWithoutAlias(Transformation):
+    NAME = "import-warp-plain"
+    FAMILY = "imports"
+    DESCRIPTION = "`import warp as wp` becomes `import warp`, and every `wp.` reads `warp.`."
+    NOTHING_TO_REWRITE = "no file imports Warp under an alias it could drop"
+    EXAMPLES = (
+        Example(
+            before="import warp as wp\n\n\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    a[wp.tid()] = 1.0\n",
+            after="import warp\n\n\n@warp.kernel\ndef k(a: warp.array(dtype=float)):\n    a[warp.tid()] = 1.0\n",
+        ),
+        # a file that already names something `warp` keeps its alias
+        Example(
+            before="import warp as wp\nimport warp.render\n\nwp.init()\n",
+            after="import warp as wp\nimport warp.render\n\nwp.init()\n",
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        text = module.code
+        alias = module_level_warp_alias(text)
+        if alias in (None, "warp") or "warp" in names_in(text) - {alias} or warp_bound_elsewhere(text, alias):
+            return None
+        return module.visit(_Rename(alias, "warp"))
+
+
+class _ImportNames(cst.CSTTransformer):
+    """`<alias>.<name>` becomes `<name>` for `names`; `from warp import ...` follows the Warp import."""
+
+    def __init__(self, alias: str, names: list[str]) -> None:
+        self.alias, self.names = alias, names
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        value = original_node.value
+        if isinstance(value, cst.Name) and value.value == self.alias and original_node.attr.value in self.names:
+            return cst.Name(original_node.attr.value)
+        return updated_node
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body = list(updated_node.body)
+        at = next(i for i, s in enumerate(body) if _is_warp_import(s, self.alias))
+        names = ", ".join(self.names)
+        body.insert(at + 1, cst.parse_statement(f"from warp import {names}\n"))
+        return updated_node.with_changes(body=body)
+
+
+class FromWarpImport(Transformation):
+    NAME = "from-warp-import"
+    FAMILY = "imports"
+    DESCRIPTION = "`wp.kernel` and `wp.launch` come from `from warp import kernel, launch`."
+    NOTHING_TO_REWRITE = "no file calls wp.kernel or wp.launch with the names kernel and launch free"
+    EXAMPLES = (
+        Example(
+            before=(
+                "import warp as wp\n\n\n@wp.kernel(enable_backward=False)\ndef k(a: wp.array(dtype=float)):\n"
+                "    a[wp.tid()] = 1.0\n\n\nwp.launch(k, dim=1, inputs=[wp.zeros(1)])\n"
+            ),
+            after=(
+                "import warp as wp\nfrom warp import kernel, launch\n\n\n@kernel(enable_backward=False)\n"
+                "def k(a: wp.array(dtype=float)):\n    a[wp.tid()] = 1.0\n\n\nlaunch(k, dim=1, inputs=[wp.zeros(1)])\n"
+            ),
+        ),
+        # `launch` is already a name of the file: it keeps wp.launch
+        Example(
+            before="import warp as wp\n\n\ndef launch(k):\n    wp.launch(k, dim=1)\n",
+            after="import warp as wp\n\n\ndef launch(k):\n    wp.launch(k, dim=1)\n",
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        text = module.code
+        alias = module_level_warp_alias(text)
+        if alias is None or not any(_is_warp_import(s, alias) for s in module.body):
+            return None
+        used = {
+            node.attr
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == alias
+        }
+        names = [name for name in ("kernel", "launch") if name in used]
+        if not names or names_in(text) & set(names):
+            return None
+        return module.visit(_ImportNames(alias, names))
+
+
+class WarpImportedInSetup(Transformation):
+    NAME = "import-warp-in-setup"
+    FAMILY = "imports"
+    DESCRIPTION = "The module-scope `import warp as wp` runs inside a setup function, called where it stood."
+    NOTHING_TO_REWRITE = "no file imports Warp at module scope with `_import_warp` free"
+    FUNCTION = "_import_warp"
+    EXAMPLES = (
+        Example(
+            before="import numpy as np\nimport warp as wp\n\nwp.init()\n",
+            after=(
+                "import numpy as np\ndef _import_warp():\n    global wp\n    import warp as wp\n\n\n"
+                "_import_warp()\n\nwp.init()\n"
+            ),
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        text = module.code
+        alias = module_level_warp_alias(text)
+        if alias is None or self.FUNCTION in names_in(text):
+            return None
+        body: list[cst.CSTNode] = []
+        for statement in module.body:
+            if not _is_warp_import(statement, alias):
+                body.append(statement)
+                continue
+            setup = cst.parse_module(
+                f"def {self.FUNCTION}():\n    global {alias}\n    import warp as {alias}\n\n\n{self.FUNCTION}()\n"
+            ).body
+            body += [setup[0].with_changes(leading_lines=statement.leading_lines), *setup[1:]]
+        return module.with_changes(body=body) if len(body) != len(module.body) else None
+
+
+class ProjectImportedBeforeWarp(Transformation):
+    NAME = "project-before-warp"
+    FAMILY = "imports"
+    DESCRIPTION = (
+        "`import warp` moves below the project's own imports of its block, where each of those modules imports "
+        "Warp itself (so Warp is first imported at the same moment)."
+    )
+    NOTHING_TO_REWRITE = "no import block imports Warp before a project module that imports Warp itself"
+    EXAMPLES = (
+        Example(
+            path="pkg/__main__.py",
+            before="import numpy as np\nimport warp as wp\n\nfrom pkg.sim import step\n\nstep()\n",
+            after="import numpy as np\nfrom pkg.sim import step\nimport warp as wp\n\nstep()\n",
+            others=(("pkg/sim.py", "import warp as wp\n\n\ndef step():\n    wp.init()\n"),),
+        ),
+        # a project module that does not import Warp itself may set what Warp reads when imported: Warp stays first
+        Example(
+            path="pkg/__main__.py",
+            before="import warp as wp\n\nfrom pkg import env\n",
+            after="import warp as wp\n\nfrom pkg import env\n",
+            others=(("pkg/env.py", "import os\n\nos.environ['WARP_CACHE_PATH'] = '/tmp/c'\n"),),
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        body = list(module.body)
+        start = next((i for i, s in enumerate(body) if _is_warp_import(s)), None)
+        if start is None:
+            return None
+        last = start
+        for i in range(start + 1, len(body)):
+            statement = body[i]
+            if not (isinstance(statement, cst.SimpleStatementLine) and _only_imports(statement)):
+                break
+            targets = _imported_files(statement, path, fixture)
+            if targets is None:
+                continue
+            if not targets or not all(_imports_warp_at_module_scope(fixture.sources[t]) for t in targets):
+                break
+            last = i
+        if last == start:
+            return None
+        warp = body.pop(start)
+        following = body[start]
+        body[start] = following.with_changes(leading_lines=warp.leading_lines)
+        body.insert(last, warp.with_changes(leading_lines=()))
+        return module.with_changes(body=body)
+
+
+def _only_imports(statement: cst.SimpleStatementLine) -> bool:
+    return all(isinstance(node, (cst.Import, cst.ImportFrom)) for node in statement.body)
+
+
+def _imports_warp_at_module_scope(text: str) -> bool:
+    return any(
+        isinstance(node, ast.Import) and any(a.name == "warp" for a in node.names) for node in ast.parse(text).body
+    )
+
+
+def _imported_files(statement: cst.SimpleStatementLine, path: str, fixture: Fixture) -> list[str] | None:
+    """The project files an import statement runs (None: it imports no project module at all)."""
+    tree = ast.parse(cst.Module(body=[statement]).code).body[0]
+    if isinstance(tree, ast.Import):
+        modules = [a.name for a in tree.names]
+    elif isinstance(tree, ast.ImportFrom):
+        package = list(PurePosixPath(path).parent.parts)
+        base = package[: len(package) - (tree.level - 1)] if tree.level else []
+        module = ".".join([*base, *([tree.module] if tree.module else [])])
+        submodules = [f"{module}.{a.name}" for a in tree.names if _file_of(f"{module}.{a.name}", fixture)]
+        modules = submodules or [module]
+    else:
+        return None
+    if not any(m.split(".")[0] in fixture.packages for m in modules):
+        return None
+    return [found for m in modules if (found := _file_of(m, fixture))]
+
+
+def _file_of(module: str, fixture: Fixture) -> str | None:
+    stem = module.replace(".", "/")
+    return next((p for p in (f"{stem}.py", f"{stem}/__init__.py") if p in fixture.sources), None)
