@@ -64,7 +64,10 @@ def test_the_renderer_no_followed_tape_reaches_keeps_its_safe_fix(plan_of):
     assert (process_wide.codemod, process_wide.safety) == ("config_at_entry", CONSENT)
     assert process_wide.targets == ["heatplate.solver"]
     assert "heatplate.solver is differentiated by scripts/calibrate.py:25" in process_wide.description
-    assert "heatplate.render" not in process_wide.description
+    assert "heatplate.render is" not in process_wide.description  # named only as the statement it goes above:
+    # `from heatplate.render import frame` creates heatplate.solver in the run (render imports the solver)
+    assert "above `from heatplate.render import frame` at heatplate/__main__.py:3" in process_wide.description
+    assert process_wide.args_json()["before_line"] == 3
 
 
 @pytest.fixture(scope="module")
