@@ -207,3 +207,50 @@ def test_a_loop_value_assigned_outside_the_constructor_is_not_fixed_at_construct
     )
     (call,) = index.loop_factory_calls
     assert call.origin == "computed" and call.origin_detail == "self.widths is also assigned in grow()"
+
+
+HELPER_LAUNCHES = """
+    import warp as wp
+
+    @wp.kernel
+    def loss(x: wp.array(dtype=float)):
+        x[wp.tid()] *= 2.0
+
+    def _launch(*args, **kwargs):
+        return wp.launch(*args, **kwargs)
+
+    def fit(x):
+        with wp.Tape() as tape:
+            _launch(loss, dim=1, inputs=[x], block_dim=64)
+        tape.backward()
+"""
+
+
+def test_a_helper_that_passes_every_argument_on_to_wp_launch_is_a_launch_at_its_call(scan):
+    """The kernel is known where the helper is called; the helper's own `wp.launch(*args, **kwargs)` names none."""
+    index = scan({"fit.py": HELPER_LAUNCHES})
+    (launch,) = index.launches
+    assert (launch.kind, launch.kernel, launch.function, launch.line) == ("launch", "loss", "fit", 12)
+    assert launch.block_dim.value == 64
+
+
+def test_a_tape_reaches_the_kernel_launched_through_such_a_helper(scan):
+    from warp_fix.scan.differentiation import differentiated_kernels
+
+    found = differentiated_kernels(scan({"fit.py": HELPER_LAUNCHES}))
+    assert found.kernels == {"loss": "fit.py:11"}
+    assert found.unresolved == []
+
+
+def test_a_helper_that_changes_the_arguments_is_not_a_launch(scan):
+    index = scan({"run.py": """
+        import warp as wp
+
+        def _launch(kernel, *args, **kwargs):
+            return wp.launch(kernel, *args, device="cpu", **kwargs)
+
+        def step(k):
+            _launch(k, dim=1)
+    """})
+    (launch,) = index.launches
+    assert (launch.kernel, launch.function) == ("kernel", "_launch")

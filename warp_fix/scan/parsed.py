@@ -17,6 +17,7 @@ from .names import NameResolver, dotted_name
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
+LAUNCH_KINDS = ("launch", "launch_tiled")
 
 # The one vocabulary of a cache clear made on purpose, for a guard, a function name or its docstring: what a
 # maintenance path is called ("maint" covers maintain and maintenance). A clear in code named for clearing is left
@@ -45,6 +46,7 @@ class ParsedFile:
     nodes: list[ast.AST]  # every node, parents before children
     parents: dict[int, ast.AST]
     line_starts: list[int] = field(default_factory=list)
+    _helpers: tuple[dict[str, str], set[int]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.line_starts = _line_starts(self.text)
@@ -56,6 +58,37 @@ class ParsedFile:
 
     def qualified_names(self, node: ast.AST) -> frozenset[str]:
         return self.resolver.qualified_names(dotted_name(node))
+
+    # Launches ------------------------------------------------------------------------------------
+
+    def launch_kind(self, call: ast.Call) -> str | None:
+        """`launch` or `launch_tiled` for a call that launches a kernel with `wp.launch`'s arguments: Warp's own,
+        or a module-scope helper of this file that passes every argument on to it unchanged
+        (`def _launch(*args, **kwargs): return wp.launch(*args, **kwargs)`); None for the helper's own forwarding
+        call, whose kernel is only known at its callers, and for every other call."""
+        kind = self.warp_symbol(call.func)
+        if kind in LAUNCH_KINDS:
+            return None if id(call) in self._launch_helpers()[1] else kind
+        if isinstance(call.func, ast.Name):
+            return self._launch_helpers()[0].get(call.func.id)
+        return None
+
+    def _launch_helpers(self) -> tuple[dict[str, str], set[int]]:
+        """The file's pass-through launch helpers (name -> launch kind), and the ids of their forwarding calls."""
+        if self._helpers is None:
+            helpers: dict[str, str] = {}
+            forwarding: set[int] = set()
+            for function in self.tree.body:
+                if not isinstance(function, _Function) or function.args.vararg is None or function.args.kwarg is None:
+                    continue
+                for node in ast.walk(function):
+                    if isinstance(node, ast.Call) and _passes_on(node, function) and (
+                        (kind := self.warp_symbol(node.func)) in LAUNCH_KINDS
+                    ):
+                        helpers[function.name] = kind
+                        forwarding.add(id(node))
+            self._helpers = (helpers, forwarding)
+        return self._helpers
 
     # Text and values -----------------------------------------------------------------------------
 
@@ -254,3 +287,20 @@ def _line_starts(text: str) -> list[int]:
 
 def _in_block(child: ast.AST, block: list[ast.stmt]) -> bool:
     return any(child is statement for statement in block)
+
+
+def _passes_on(call: ast.Call, function: _Function) -> bool:
+    """`f(*args, **kwargs)` with exactly the function's own `*args` and `**kwargs`, nothing else."""
+    args, kwarg = function.args.vararg, function.args.kwarg
+    return (
+        len(call.args) == 1
+        and isinstance(call.args[0], ast.Starred)
+        and isinstance(call.args[0].value, ast.Name)
+        and args is not None
+        and call.args[0].value.id == args.arg
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name)
+        and kwarg is not None
+        and call.keywords[0].value.id == kwarg.arg
+    )

@@ -24,8 +24,8 @@ class LaunchCollector(Collector):
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)
-        kind = self.parsed.warp_symbol(node.func)
-        if kind not in ("launch", "launch_tiled"):
+        kind = self.parsed.launch_kind(node)
+        if kind is None:
             return
         value = self.parsed.value
         kernel = argument(node, "kernel", LAUNCH_POSITIONS["kernel"])

@@ -21,7 +21,7 @@ class LoopFactoryCallCollector(Collector):
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)
-        if not self.parsed.info.in_repo or self.parsed.warp_symbol(node.func) not in ("launch", "launch_tiled"):
+        if not self.parsed.info.in_repo or self.parsed.launch_kind(node) is None:
             return
         function = self.parsed.innermost_function(node)
         loop = next((a for a in self.parsed.ancestors(node) if isinstance(a, ast.For | _Function)), None)
