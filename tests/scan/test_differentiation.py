@@ -42,7 +42,8 @@ def test_a_tape_in_another_script_reaches_the_kernels_its_calls_launch(scan):
         }
     )
     (fit,) = [c for c in index.calls if c.function == "fit"]
-    assert (fit.file, fit.line, sorted(fit.callees)) == ("scripts/fit.py", 4, ["Beam", "Tape", "backward", "predict"])
+    # wp.Tape is Warp's API, not a call into the project
+    assert (fit.file, fit.line, sorted(fit.callees)) == ("scripts/fit.py", 4, ["Beam", "backward", "predict"])
     found = differentiated_kernels(index)
     # Beam(4) runs Beam.__init__ before the `with` block: the tape does not record `summarize`
     assert found.kernels == {"deflect": "scripts/fit.py:6"}
@@ -107,7 +108,7 @@ def test_what_runs_after_the_with_block_is_not_recorded(scan):
         }
     )
     (tape, backward) = index.tapes
-    assert [(b.first, b.last, b.callees) for b in tape.blocks] == [(11, 11, ["launch"])]
+    assert [(b.first, b.last, b.callees) for b in tape.blocks] == [(11, 11, [])]  # its wp.launch is a launch site
     assert backward.blocks == tape.blocks
     found = differentiated_kernels(index)
     assert found.kernels == {"loss_of": "walker/train.py:9"}
@@ -302,3 +303,37 @@ def test_a_tape_kept_on_an_attribute_records_where_the_methods_enter_it(scan):
     found = differentiated_kernels(index)
     assert found.kernels == {"deflect": "beams/optimizer.py:11"}  # not summarize, which __init__'s Beam(4) launches
     assert found.unresolved_tapes == []
+
+
+def test_a_call_into_warp_is_not_followed_to_project_functions_of_the_same_name(scan):
+    """`wp.copy(...)` under a tape runs Warp's copy, not the project's `Rod.copy`, whose launch no tape records."""
+    index = scan(
+        {
+            "rods/rod.py": """
+                import warp as wp
+
+                @wp.kernel
+                def straighten(x: wp.array(dtype=float)):
+                    x[wp.tid()] = 0.0
+
+                class Rod:
+                    def copy(self):
+                        wp.launch(straighten, dim=1, inputs=[self.x])
+            """,
+            "scripts/fit.py": """
+                import warp as wp
+
+                @wp.kernel
+                def loss(x: wp.array(dtype=float)):
+                    x[wp.tid()] *= 2.0
+
+                def fit(x, y):
+                    with wp.Tape() as tape:
+                        wp.copy(y, x)
+                        wp.launch(loss, dim=1, inputs=[y])
+                    tape.backward()
+            """,
+        }
+    )
+    found = differentiated_kernels(index)
+    assert found.kernels == {"loss": "scripts/fit.py:8"}

@@ -47,6 +47,7 @@ class ParsedFile:
     parents: dict[int, ast.AST]
     line_starts: list[int] = field(default_factory=list)
     _helpers: tuple[dict[str, str], set[int]] | None = field(default=None, repr=False)
+    _bound_to_warp: frozenset[str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.line_starts = _line_starts(self.text)
@@ -58,6 +59,27 @@ class ParsedFile:
 
     def qualified_names(self, node: ast.AST) -> frozenset[str]:
         return self.resolver.qualified_names(dotted_name(node))
+
+    def names_warp(self, node: ast.AST) -> bool:
+        """`node` is a dotted name rooted at a name this file binds by importing Warp (`wp.copy`, `warp.zeros`,
+        `copy` after `from warp import copy`): a call of it runs Warp's code, never the project's."""
+        dotted = dotted_name(node)
+        return dotted is not None and dotted.split(".", 1)[0] in self._warp_names()
+
+    def _warp_names(self) -> frozenset[str]:
+        if self._bound_to_warp is None:
+            bound = set()
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Import):
+                    bound |= {a.asname or "warp" for a in node.names if a.name == "warp" or (
+                        a.asname and a.name.startswith("warp."))}
+                    bound |= {"warp" for a in node.names if a.asname is None and a.name.startswith("warp.")}
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
+                    node.module == "warp" or node.module.startswith("warp.")
+                ):
+                    bound |= {a.asname or a.name for a in node.names}
+            self._bound_to_warp = frozenset(bound)
+        return self._bound_to_warp
 
     # Launches ------------------------------------------------------------------------------------
 

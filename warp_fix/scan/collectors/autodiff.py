@@ -76,7 +76,8 @@ class TapeCollector(Collector):
             if any(self._enters(item, call, receiver) for item in node.items):
                 body = ast.Module(body=node.body, type_ignores=[])
                 callees = dict.fromkeys(name for n in ast.walk(body) if isinstance(n, ast.Call)
-                                        if (name := _callee(n.func)) is not None)
+                                        if (name := _callee(n.func)) is not None
+                                        and not self.parsed.names_warp(n.func))  # Warp's API runs no project code
                 yields = any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(body))
                 last = node.body[-1].end_lineno or node.lineno
                 blocks.append(TapeBlock(node.body[0].lineno, last, list(callees), yields))
@@ -141,12 +142,19 @@ class CallCollector(Collector):
         calls = self._calls.setdefault(
             located["function"], FunctionCalls(**located, parameters=sorted(_parameters(function)))
         )
+        if self._into_a_library(func):  # wp.copy(...) runs Warp's code, not every project function named `copy`
+            return
         if name is None or (isinstance(func, ast.Name) and name in _parameters(function)):
             if isinstance(func, ast.Name | ast.Subscript | ast.Call):
                 calls.dynamic.append(f"{node.lineno}: {self.parsed.source(func)}(...)")
             return
         if name not in calls.callees:
             calls.callees.append(name)
+
+    def _into_a_library(self, func: ast.expr) -> bool:
+        """The call names Warp's API: a launch under a tape is recorded as a launch, and Warp's other functions
+        (`wp.copy`, `wp.zeros`) run no project kernel, whatever project functions share their names."""
+        return self.parsed.names_warp(func)
 
     def finish(self) -> None:
         self.found.calls.extend(self._calls.values())
