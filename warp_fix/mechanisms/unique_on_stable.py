@@ -516,7 +516,7 @@ def _entry(inputs: Inputs, kernel: KernelDef, made_here: list[TracedKernel]) -> 
         kernel=kernel.name,
         line=kernel.line,
         factory=kernel.enclosing_functions[-1] if kernel.enclosing_functions else None,
-        python_module=kernel.python_module,
+        python_module=_module_name(inputs, kernel),
         module_kind=kernel.module_kind,
         captures=list(kernel.captures),
         factory_params=[p.name for p in factory.parameters] if factory else [],
@@ -537,11 +537,18 @@ def _shared_module(inputs: Inputs, kernel) -> str:
     kernels, or a file whose module gets options, get `<python module>.stable`. A unique module never took the
     file's options: joining would give them to the kernel, and an options call that runs after its first
     launch (`forward_only()` in a reporting helper) would rebuild the shared module."""
-    if kernel.at_module_scope and not _options_reach(inputs, kernel.python_module) and not _unbuilt_neighbours(
-        inputs, kernel.file
-    ):
-        return kernel.python_module
-    return f"{kernel.python_module}.stable"
+    name = _module_name(inputs, kernel)
+    reached = _options_reach(inputs, kernel.python_module) or _options_reach(inputs, name)
+    if kernel.at_module_scope and not reached and not _unbuilt_neighbours(inputs, kernel.file):
+        return name
+    return f"{name}.stable"
+
+
+def _module_name(inputs: Inputs, kernel) -> str:
+    """The kernel's Python module as the run named it (`newton._src.geometry.inertia`, whatever the folders say),
+    else as the scan does; a script's `__main__` keeps the scan's name, which a literal module name can carry."""
+    name = inputs.python_module_of(kernel.file)
+    return name if name and name != "__main__" else kernel.python_module
 
 
 def _unbuilt_neighbours(inputs: Inputs, file: str) -> list[str]:
