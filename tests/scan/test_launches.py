@@ -254,3 +254,26 @@ def test_a_helper_that_changes_the_arguments_is_not_a_launch(scan):
     """})
     (launch,) = index.launches
     assert (launch.kernel, launch.function) == ("kernel", "_launch")
+
+
+def test_a_tape_through_one_files_launch_helper_does_not_reach_another_files_helper(scan):
+    """Two files each have their own `_launch`: a tape that launches through fit.py's does not run display.py's
+    code (calls are followed by name, so the helper's call must not be one)."""
+    from warp_fix.scan.differentiation import differentiated_kernels
+
+    display = """
+        import warp as wp
+
+        @wp.kernel
+        def blur(x: wp.array(dtype=float)):
+            x[wp.tid()] *= 0.5
+
+        def _launch(*args, **kwargs):
+            return wp.launch(*args, **kwargs)
+
+        def show(x):
+            _launch(blur, dim=1, inputs=[x])
+    """
+    found = differentiated_kernels(scan({"fit.py": HELPER_LAUNCHES, "display.py": display}))
+    assert found.kernels == {"loss": "fit.py:11"}
+    assert not found.reaches("display.py")

@@ -75,9 +75,10 @@ class TapeCollector(Collector):
                 continue
             if any(self._enters(item, call, receiver) for item in node.items):
                 body = ast.Module(body=node.body, type_ignores=[])
+                # Warp's API runs no project code, and a launch (through a helper too) is a launch site
                 callees = dict.fromkeys(name for n in ast.walk(body) if isinstance(n, ast.Call)
                                         if (name := _callee(n.func)) is not None
-                                        and not self.parsed.names_warp(n.func))  # Warp's API runs no project code
+                                        and not self.parsed.names_warp(n.func) and not self.parsed.launch_kind(n))
                 yields = any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(body))
                 last = node.body[-1].end_lineno or node.lineno
                 blocks.append(TapeBlock(node.body[0].lineno, last, list(callees), yields))
@@ -142,8 +143,8 @@ class CallCollector(Collector):
         calls = self._calls.setdefault(
             located["function"], FunctionCalls(**located, parameters=sorted(_parameters(function)))
         )
-        if self._into_a_library(func):  # wp.copy(...) runs Warp's code, not every project function named `copy`
-            return
+        if self._into_a_library(func) or self.parsed.launch_kind(node):  # wp.copy(...) runs Warp's code, not every
+            return  # project function named `copy`; a launch, through a helper too, is recorded as a launch
         if name is None or (isinstance(func, ast.Name) and name in _parameters(function)):
             if isinstance(func, ast.Name | ast.Subscript | ast.Call):
                 calls.dynamic.append(f"{node.lineno}: {self.parsed.source(func)}(...)")
