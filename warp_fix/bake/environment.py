@@ -117,14 +117,23 @@ def _remember(path: Path, record: dict) -> None:
 
 
 def environment_from_record(trace_dir: Path) -> tuple[Environment | None, list[dict], list[str]]:
-    """The environment, AOT artifacts and AOT errors a baked run wrote at exit (None: it wrote none)."""
-    records = sorted(trace_dir.glob("bake-*.json"), key=lambda path: path.stat().st_mtime)
+    """The environment, AOT artifacts and AOT errors a baked run wrote at exit (None: it wrote none).
+
+    Each Warp process of the run writes one record (a test suite's workers and subprocesses): the AOT
+    binaries and errors of all of them count; the environment is the outermost process's, which exits last.
+    """
+    records = [json.loads(path.read_text()) for path in sorted(trace_dir.glob("bake-*.json"), key=_mtime)]
     if not records:
         return None, [], []
-    data = json.loads(records[-1].read_text())  # the outermost Warp process exits, and writes, last
-    aot = data.get("aot", {})
-    environment = Environment.from_json(data["environment"]) if data.get("environment") else None
-    return environment, list(aot.get("artifacts", [])), [str(e) for e in aot.get("errors", [])]
+    last = records[-1]
+    environment = Environment.from_json(last["environment"]) if last.get("environment") else None
+    artifacts = [a for record in records for a in record.get("aot", {}).get("artifacts", [])]
+    errors = [str(e) for record in records for e in record.get("aot", {}).get("errors", [])]
+    return environment, artifacts, errors
+
+
+def _mtime(path: Path) -> float:
+    return path.stat().st_mtime
 
 
 def refusals(manifest: Manifest, here: Environment) -> list[str]:

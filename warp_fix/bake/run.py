@@ -20,8 +20,8 @@ from warp_fix.bake.environment import environment_from_record
 from warp_fix.bake.errors import BakeError
 from warp_fix.bake.manifest import Environment
 from warp_fix.probe.runner import INJECT_DIR, ProbeError, ProcessRun, Sandbox, run_process
-from warp_fix.probe.trace_file import read_trace
-from warp_fix.report import Trace
+from warp_fix.probe.trace_file import TracedProcess, read_trace
+from warp_fix.report import ModuleBuild, Trace
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,11 @@ class TracedRun:
     environment: Environment | None
     aot_artifacts: tuple[dict, ...]  # raw AOT records: read once by bake.collect_aot
     aot_errors: tuple[str, ...]
+    build_process: dict[int, TracedProcess]  # a build's seq -> the process (of a suite's many) that loaded it
+
+    def process_of(self, build: ModuleBuild) -> str:
+        process = self.build_process.get(build.seq)
+        return process.label if process is not None else ""
 
 
 @contextmanager
@@ -95,4 +100,4 @@ def _run(command, cwd: Path, env: dict[str, str], trace_dir: Path, timeout, repl
     if not facts.warp_imported:
         raise BakeError(f"the command never imported warp: {shlex.join(command)}")
     environment, artifacts, errors = environment_from_record(trace_dir)
-    return TracedRun(process, trace, environment, tuple(artifacts), tuple(errors))
+    return TracedRun(process, trace, environment, tuple(artifacts), tuple(errors), facts.build_process)
