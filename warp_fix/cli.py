@@ -409,7 +409,9 @@ def bake_create(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake.view import bake_lines
 
     command = _bake_command(args)
-    result = bake(command, Path(args.cwd), args.out, _archs(args), args.timeout, _path(args.sign))
+    result = bake(
+        command, Path(args.cwd), args.out, _archs(args), args.timeout, _path(args.sign), _path(args.previous)
+    )
     return bake_lines(result), EXIT_OK, result.to_json()
 
 

@@ -195,6 +195,10 @@ def _add_bake_command(sub) -> None:
         "when missing (default: here)",
     )
     create.add_argument(
+        "--from", dest="previous", metavar="ARCHIVE", help="start from this earlier archive (the main branch's last): "
+        "entries the run still loads carry over, only misses are built (each with why), the rest is dropped",
+    )
+    create.add_argument(
         "--sign", metavar="KEY", help="sign the archive with this SSH private key (ssh-keygen -Y sign): ARCHIVE.sig",
     )
     _add_arch_option(create)

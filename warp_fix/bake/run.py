@@ -11,7 +11,7 @@ import shlex
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,11 +42,18 @@ class TracedRun:
 
 @contextmanager
 def cold_run(
-    command: list[str], cwd: Path, timeout: float | None, archs: list[int]
+    command: list[str],
+    cwd: Path,
+    timeout: float | None,
+    archs: list[int],
+    seed: Callable[[Path], None] | None = None,
 ) -> Iterator[tuple[TracedRun, Path]]:
-    """Run cold in a private cache; yield the run and the versioned cache root; remove everything after."""
+    """Run in a private cache, empty unless `seed` fills it first (given WARP_CACHE_PATH: an incremental bake);
+    yield the run and the versioned cache root; remove everything after."""
     sandbox = Sandbox(Path(tempfile.mkdtemp(prefix="warp-fix-bake-")))
     try:
+        if seed is not None:
+            seed(sandbox.warp_cache)
         env = sandbox.environment(dict(os.environ), sandbox.trace_dir("bake"), time.time())
         env["WARP_FIX_BAKE"] = "1"
         if archs:
