@@ -438,7 +438,7 @@ def bake_restore(args: argparse.Namespace) -> BakeOutput:
 
     result = restore(
         Path(args.archive), _path(args.cache), args.merge, args.python, args.expect_key, args.recheck_environment,
-        args.max_bytes, _path(args.require_signature),
+        args.max_bytes, _path(args.require_signature), args.partial,
     )
     return restore_lines(result), EXIT_OK, result.to_json()
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bake.conftest import repack
 from warp_fix.bake import bake
 from warp_fix.bake.archive import read_manifest
 from warp_fix.bake.restore import restore
@@ -105,3 +106,22 @@ def test_an_incremental_bake_from_a_missing_or_broken_archive_is_one_line_and_ru
     assert err[0] == f"warp-fix: error: archive not found: {tmp_path / 'missing.tar.gz'}"
     assert err[1].startswith(f"warp-fix: error: {tmp_path / 'junk.tar.gz'} is not a readable gzip'd tar archive")
     assert len(err) == 2 and not marker.exists()
+
+
+@pytest.mark.slow
+def test_a_restore_under_another_cpu_key_names_the_field_and_places_only_what_applies(baked, tmp_path, capsys):
+    """The suite's archive as a runner with another CPU would see it (its CPU key edited): refused whole without
+    --partial; with it, every entry is left out with the field that differs, the cache untouched, exit 0."""
+    other_cpu = "1.19.0-Linux-x86_64-deadbeef"
+    forged = repack(baked.archive, tmp_path / "other.tar.gz", lambda m: m["environment"].update(cpu_key=other_cpu))
+    cache = tmp_path / "cache"
+    assert main(["bake", "restore", str(forged), "--cache", str(cache)]) == 2
+    assert f"CPU key: archive {other_cpu}, here " in capsys.readouterr().err
+    assert main(["bake", "restore", str(forged), "--cache", str(cache), "--partial"]) == 0
+    out = capsys.readouterr().out
+    assert f"differs here: CPU key: archive {other_cpu}, here {baked.manifest.environment.cpu_key}" in out
+    assert "left out 4 entries that do not apply here:" in out
+    assert "restored 0 module identities" in out and not cache.exists()
+    assert main(["bake", "restore", str(baked.archive), "--cache", str(cache), "--partial"]) == 0
+    out = capsys.readouterr().out
+    assert "restored 4 module identities" in out and "differs here" not in out

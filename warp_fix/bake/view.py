@@ -56,7 +56,19 @@ def restore_lines(result: RestoreResult) -> list[str]:
         f"{result.written} files written{kept} ({result.wall_ms:,.0f} ms)",
         f"key: {result.manifest.key}",
         f"environment: {_environment_source(result)} ({result.environment_ms:,.0f} ms)",
+        *_partial_lines(result),
     ]
+
+
+def _partial_lines(result: RestoreResult) -> list[str]:
+    """With --partial, when the environment differs: each field, then each entry left out and why."""
+    if not result.differences:
+        return []
+    lines = [f"archive key {result.archive_key} differs here: {'; '.join(result.differences)}"]
+    if result.skipped:
+        lines.append(f"left out {counted(len(result.skipped), 'entry', 'entries')} that do not apply here:")
+        lines += [f"  {module} {module_hash[:7]}: {why}" for module, module_hash, why in result.skipped]
+    return lines
 
 
 def _environment_source(result: RestoreResult) -> str:
