@@ -91,8 +91,16 @@ def restore(
             written = _place(reader, root, manifest, part.manifest, kept)
     wall_ms = (time.perf_counter() - start) * 1000.0
     return RestoreResult(
-        root, part.manifest, written, len(kept), wall_ms, environment_ms, machine.remembered, manifest.key,
-        tuple(problems), part.skipped,
+        root,
+        part.manifest,
+        written,
+        len(kept),
+        wall_ms,
+        environment_ms,
+        machine.remembered,
+        archive_key=manifest.key,
+        differences=tuple(problems),
+        skipped=part.skipped,
     )
 
 
