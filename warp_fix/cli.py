@@ -409,7 +409,9 @@ def bake_create(args: argparse.Namespace) -> BakeOutput:
     from warp_fix.bake.view import bake_lines
 
     command = _bake_command(args)
-    result = bake(command, Path(args.cwd), args.out, _archs(args), args.timeout, _path(args.sign))
+    result = bake(
+        command, Path(args.cwd), args.out, _archs(args), args.timeout, _path(args.sign), _path(args.previous)
+    )
     return bake_lines(result), EXIT_OK, result.to_json()
 
 
@@ -436,7 +438,7 @@ def bake_restore(args: argparse.Namespace) -> BakeOutput:
 
     result = restore(
         Path(args.archive), _path(args.cache), args.merge, args.python, args.expect_key, args.recheck_environment,
-        args.max_bytes, _path(args.require_signature),
+        args.max_bytes, _path(args.require_signature), args.partial,
     )
     return restore_lines(result), EXIT_OK, result.to_json()
 

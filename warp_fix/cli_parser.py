@@ -195,6 +195,10 @@ def _add_bake_command(sub) -> None:
         "when missing (default: here)",
     )
     create.add_argument(
+        "--from", dest="previous", metavar="ARCHIVE", help="start from this earlier archive (the main branch's last): "
+        "entries the run still loads carry over, only misses are built (each with why), the rest is dropped",
+    )
+    create.add_argument(
         "--sign", metavar="KEY", help="sign the archive with this SSH private key (ssh-keygen -Y sign): ARCHIVE.sig",
     )
     _add_arch_option(create)
@@ -248,6 +252,10 @@ def _add_restore_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", metavar="DIR", help="the cache, as WARP_CACHE_PATH (default: WARP_CACHE_PATH, "
                         "else Warp's default)")
     parser.add_argument("--merge", action="store_true", help="add to a cache that already holds entries")
+    parser.add_argument(
+        "--partial", action="store_true", help="where this machine's environment differs, place the entries that "
+        "still apply and name each field and entry left out (exit 0), instead of refusing the archive",
+    )
     parser.add_argument("--expect-key", metavar="KEY", help="refuse an archive whose key differs")
     parser.add_argument("--python", metavar="EXE", help="the interpreter the runs use (default: this one)")
     parser.add_argument(

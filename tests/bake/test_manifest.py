@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from warp_fix.bake.environment import refusals
+from warp_fix.bake.environment import applicable, refusals
 from warp_fix.bake.manifest import (
     MANIFEST_FORMAT,
     ArtifactFile,
@@ -75,6 +75,28 @@ def test_refusal_names_an_arch_the_archive_lacks():
 
 def test_a_cpu_archive_restores_on_a_gpu_machine_with_the_same_cpu_key():
     assert refusals(manifest(entry("a", "1" * 64)), H200_ENV) == []
+
+
+def test_under_another_cpu_key_and_gpu_only_the_entries_whose_binaries_are_right_here_apply():
+    """A fleet archive (CPU objects, sm90 PTX) restored on a machine with another CPU and an sm86 GPU."""
+    cpu = entry("cpu_only", "1" * 64)
+    sm86 = entry("gpu_86", "2" * 64, Target("cuda", 86, "cubin", "aot"))
+    sm90 = entry("gpu_90", "3" * 64, Target("cuda", 90, "ptx", "run"))
+    here = dataclasses.replace(H200_ENV, cpu_key="1.19.0-Linux-x86_64-12345678", cuda_targets=("sm86.cubin",))
+    part = applicable(manifest(cpu, sm86, sm90, environment=H200_ENV), here)
+    assert part.manifest.modules == (sm86,)
+    assert part.skipped == (
+        ("cpu_only", "1" * 64, "CPU key: archive 1.19.0-Linux-x86_64-0eee9287, here 1.19.0-Linux-x86_64-12345678"),
+        ("gpu_90", "3" * 64, "arch: this machine looks up sm86.cubin, entry has sm90.ptx"),
+    )
+    assert part.manifest.key != manifest(cpu, sm86, sm90, environment=H200_ENV).key
+
+
+def test_across_a_warp_version_nothing_applies_and_each_entry_says_why():
+    here = dataclasses.replace(CPU_ENV, warp_version="1.20.0")
+    part = applicable(manifest(entry("a", "1" * 64), entry("b", "2" * 64)), here)
+    assert part.manifest.modules == ()
+    assert [why for _, _, why in part.skipped] == ["Warp version: archive 1.19.0, here 1.20.0"] * 2
 
 
 def test_a_manifest_of_another_format_is_refused():

@@ -33,6 +33,8 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 NOT_ON_A_CPU = {  # blocks that are commands but are not run here, and why
     "benchmarks/bake_restore.py --runs": "the benchmark: minutes of interleaved repetitions",
     "benchmarks/bake_restore.py --device cuda": "needs a CUDA GPU",
+    "benchmarks/bake_suite.py": "the suite benchmark: minutes of test-suite runs",
+    "OWNER/warp-fix": "the suite Action and GitLab template: tests/bake/test_ci_action.py runs their steps on a suite",
 }
 
 

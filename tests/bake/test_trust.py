@@ -179,7 +179,7 @@ def test_a_full_disk_while_staging_leaves_nothing(baked, tmp_path, monkeypatch):
     monkeypatch.setattr(ArchiveReader, "extract", fill)
     root = tmp_path / "cache" / "1.19.0"
     with pytest.raises(BakeError, match="No space left on device; nothing was restored"):
-        restoring._place(ArchiveReader(baked.archive), root, baked.manifest, set())
+        restoring._place(ArchiveReader(baked.archive), root, baked.manifest, baked.manifest, set())
     assert not any((tmp_path / "cache").iterdir())
 
 
@@ -202,7 +202,7 @@ def test_a_failure_while_moving_into_a_merged_cache_undoes_every_move(baked, tmp
 
     monkeypatch.setattr(restoring.os, "rename", rename_then_fail)
     with pytest.raises(BakeError, match="nothing was restored"):
-        restoring._place(ArchiveReader(baked.archive), root, baked.manifest, set())
+        restoring._place(ArchiveReader(baked.archive), root, baked.manifest, baked.manifest, set())
     monkeypatch.setattr(restoring.os, "rename", real_rename)
     assert tree(root) == before and sorted(p.name for p in root.iterdir()) == sorted(
         ["wp_other_1234567", baked.manifest.modules[1].directory])

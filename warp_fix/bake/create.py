@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from warp_fix.bake.archive import archive_name, destination, write_archive
 from warp_fix.bake.collect import entries_from_builds, lto_files
@@ -11,6 +12,9 @@ from warp_fix.bake.errors import BakeError
 from warp_fix.bake.manifest import MANIFEST_FORMAT, Manifest
 from warp_fix.bake.run import TracedRun, cold_run
 from warp_fix.report import ModuleBuild
+
+if TYPE_CHECKING:
+    from warp_fix.bake.incremental import Incremental
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,7 @@ class BakeResult:
     archive_bytes: int
     entry_bytes: int  # the bytes of the files a run needs (what the archive packs)
     run_wall_ms: float
+    incremental: Incremental | None = None  # with --from: carried over, built, dropped against that archive
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -28,6 +33,7 @@ class BakeResult:
             "entry_bytes": self.entry_bytes,
             "run_wall_ms": self.run_wall_ms,
             "manifest": self.manifest.to_json(),
+            "incremental": self.incremental.to_json() if self.incremental is not None else None,
         }
 
 
@@ -38,20 +44,33 @@ def bake(
     archs: list[int],
     timeout: float | None,
     signing_key: Path | None = None,
+    previous: Path | None = None,
 ) -> BakeResult:
     """Bake `command`'s cache; `out` is a file, a directory (`DIR/` or an existing one: content-addressed name
-    inside it) or None (cwd). With `signing_key`, the archive is signed (`<archive>.sig`, bake/signing.py)."""
+    inside it) or None (cwd). With `signing_key`, the archive is signed (`<archive>.sig`, bake/signing.py).
+    With `previous` (an archive), the run starts from its entries: an incremental bake (bake/incremental.py)."""
     if signing_key is not None and not signing_key.is_file():
         raise BakeError(f"signing key not found: {signing_key}")
-    with cold_run(command, cwd, timeout, archs) as (run, root):
+    start = None
+    if previous is not None:
+        from warp_fix.bake.incremental import Previous
+
+        start = Previous.read(previous)
+    with cold_run(command, cwd, timeout, archs, start.seed if start else None) as (run, root):
         manifest = manifest_of(run, root, command)
         target = destination(out, archive_name(manifest))
         size = write_archive(target, manifest, root)
+    incremental = None
+    if start is not None:
+        from warp_fix.bake.incremental import compare
+
+        incremental = compare(start, run, manifest, str(root))
     if signing_key is not None:
         from warp_fix.bake.signing import sign
 
         sign(target, signing_key)
-    return BakeResult(target, manifest, size, sum(f.size for f in manifest.files), run.process.wall_ms)
+    entry_bytes = sum(f.size for f in manifest.files)
+    return BakeResult(target, manifest, size, entry_bytes, run.process.wall_ms, incremental)
 
 
 def manifest_of(run: TracedRun, root: Path, command: list[str]) -> Manifest:

@@ -17,13 +17,15 @@ from pathlib import Path
 
 from warp_fix.bake import fingerprint
 from warp_fix.bake.errors import BakeError
-from warp_fix.bake.manifest import Environment, Manifest
+from warp_fix.bake.manifest import Environment, Manifest, ModuleEntry
 
 # The tracer's script, found without executing warp_fix.probe (whose import would load the whole probe and
 # the report schema: more than a restore costs). It is the same file the probe injects into traced runs.
 ENVIRONMENT_SCRIPT = (
     Path(importlib.util.find_spec("warp_fix.probe").submodule_search_locations[0])
-    / "inject" / "_warp_fix_tracer" / "environment.py"
+    / "inject"
+    / "_warp_fix_tracer"
+    / "environment.py"
 )
 FINGERPRINT_SCRIPT = Path(fingerprint.__file__)
 PROBE_TIMEOUT_S = 120.0
@@ -117,14 +119,23 @@ def _remember(path: Path, record: dict) -> None:
 
 
 def environment_from_record(trace_dir: Path) -> tuple[Environment | None, list[dict], list[str]]:
-    """The environment, AOT artifacts and AOT errors a baked run wrote at exit (None: it wrote none)."""
-    records = sorted(trace_dir.glob("bake-*.json"), key=lambda path: path.stat().st_mtime)
+    """The environment, AOT artifacts and AOT errors a baked run wrote at exit (None: it wrote none).
+
+    Each Warp process of the run writes one record (a test suite's workers and subprocesses): the AOT
+    binaries and errors of all of them count; the environment is the outermost process's, which exits last.
+    """
+    records = [json.loads(path.read_text()) for path in sorted(trace_dir.glob("bake-*.json"), key=_mtime)]
     if not records:
         return None, [], []
-    data = json.loads(records[-1].read_text())  # the outermost Warp process exits, and writes, last
-    aot = data.get("aot", {})
-    environment = Environment.from_json(data["environment"]) if data.get("environment") else None
-    return environment, list(aot.get("artifacts", [])), [str(e) for e in aot.get("errors", [])]
+    last = records[-1]
+    environment = Environment.from_json(last["environment"]) if last.get("environment") else None
+    artifacts = [a for record in records for a in record.get("aot", {}).get("artifacts", [])]
+    errors = [str(e) for record in records for e in record.get("aot", {}).get("errors", [])]
+    return environment, artifacts, errors
+
+
+def _mtime(path: Path) -> float:
+    return path.stat().st_mtime
 
 
 def refusals(manifest: Manifest, here: Environment) -> list[str]:
@@ -158,3 +169,42 @@ def missing_cuda_targets(manifest: Manifest, here: Environment) -> list[str]:
     return sorted(
         target for target in here.cuda_targets if any(target not in {t.binary for t in m.targets} for m in cuda_modules)
     )
+
+
+@dataclass(frozen=True)
+class Applicable:
+    """The part of an archive this machine can use: whole entries, each skipped one with the field that rules it out."""
+
+    manifest: Manifest  # the archive's manifest restricted to the entries that apply here
+    skipped: tuple[tuple[str, str, str], ...]  # (module, full hash, the field that differs) per entry left out
+
+
+def applicable(manifest: Manifest, here: Environment) -> Applicable:
+    """What still applies under a changed environment: nothing across a Warp version, build or platform; else each
+    entry whose every binary is right here: a CPU object only under the same CPU key (never one for another CPU),
+    CUDA binaries that include each one this machine's GPUs look up (none on a machine without a GPU)."""
+    there = manifest.environment
+    overall = refusals(dataclasses.replace(manifest, modules=(), lto=()), here)
+    kept, skipped = [], []
+    for entry in manifest.modules:
+        reasons = list(overall) or _entry_refusals(entry, there, here)
+        if reasons:
+            skipped.append((entry.name, entry.hash, "; ".join(reasons)))
+        else:
+            kept.append(entry)
+    cuda_kept = any(t.device == "cuda" for entry in kept for t in entry.targets)
+    restricted = dataclasses.replace(manifest, modules=tuple(kept), lto=manifest.lto if cuda_kept else ())
+    return Applicable(restricted, tuple(skipped))
+
+
+def _entry_refusals(entry: ModuleEntry, there: Environment, here: Environment) -> list[str]:
+    devices = {t.device for t in entry.targets}
+    binaries = {t.binary for t in entry.targets}
+    reasons = []
+    if "cpu" in devices and there.cpu_key != here.cpu_key:
+        reasons.append(f"CPU key: archive {there.cpu_key}, here {here.cpu_key}")
+    lacking = [target for target in here.cuda_targets if target not in binaries]
+    if "cuda" in devices and lacking:
+        has = ", ".join(sorted(b for b in binaries if b != "cpu"))
+        reasons.append(f"arch: this machine looks up {', '.join(lacking)}, entry has {has}")
+    return reasons

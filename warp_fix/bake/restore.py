@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warp_fix.bake.archive import DEFAULT_MAX_BYTES, ArchiveReader, sha256_file
-from warp_fix.bake.environment import probe_machine, refusals
+from warp_fix.bake.environment import Applicable, applicable, probe_machine, refusals
 from warp_fix.bake.errors import BakeError
 from warp_fix.bake.layout import RECORDS_DIR
 from warp_fix.bake.manifest import Manifest, ManifestError
@@ -34,11 +34,17 @@ class RestoreResult:
     wall_ms: float
     environment_ms: float  # of wall_ms: reading this machine's environment
     environment_remembered: bool  # read from an earlier Warp start on the same fingerprint, not a new one
+    archive_key: str = ""  # the archive's own key: the manifest's unless --partial left entries out
+    differences: tuple[str, ...] = ()  # with --partial: each environment field that differs, archive against here
+    skipped: tuple[tuple[str, str, str], ...] = ()  # with --partial: (module, full hash, why) of each entry left out
 
     def to_json(self) -> dict[str, object]:
         return {
             "cache": str(self.root),
             "key": self.manifest.key,
+            "archive_key": self.archive_key or self.manifest.key,
+            "differences": list(self.differences),
+            "skipped": [{"module": module, "hash": h, "reason": why} for module, h, why in self.skipped],
             "written": self.written,
             "kept": self.kept,
             "wall_ms": self.wall_ms,
@@ -56,7 +62,10 @@ def restore(
     recheck_environment: bool = False,
     max_bytes: int | None = None,
     allowed_signers: Path | None = None,
+    partial: bool = False,
 ) -> RestoreResult:
+    """Verify, then place the archive's entries; with `partial`, an environment that differs places the entries
+    that still apply (environment.applicable) and names the rest, instead of refusing the whole archive."""
     start = time.perf_counter()
     if allowed_signers is not None:
         from warp_fix.bake.signing import check_signature
@@ -70,14 +79,29 @@ def restore(
     machine = probe_machine(python, cache, recheck_environment)
     environment_ms = (time.perf_counter() - probe_start) * 1000.0
     problems = refusals(manifest, machine.environment)
-    if problems:
+    if problems and not partial:
         raise BakeError(f"refused {archive.name}: " + "; ".join(problems))
+    part = applicable(manifest, machine.environment) if problems else Applicable(manifest, ())
     root = machine.kernel_cache_dir
-    with _restore_lock(root):
-        kept = _files_already_there(root, manifest, merge)
-        written = _place(reader, root, manifest, kept)
+    kept: set[str] = set()
+    written = 0
+    if part.manifest.modules:
+        with _restore_lock(root):
+            kept = _files_already_there(root, part.manifest, merge)
+            written = _place(reader, root, manifest, part.manifest, kept)
     wall_ms = (time.perf_counter() - start) * 1000.0
-    return RestoreResult(root, manifest, written, len(kept), wall_ms, environment_ms, machine.remembered)
+    return RestoreResult(
+        root,
+        part.manifest,
+        written,
+        len(kept),
+        wall_ms,
+        environment_ms,
+        machine.remembered,
+        archive_key=manifest.key,
+        differences=tuple(problems),
+        skipped=part.skipped,
+    )
 
 
 @contextmanager
@@ -153,8 +177,9 @@ def _same_record(root: Path, manifest: Manifest) -> bool:
     )
 
 
-def _place(reader: ArchiveReader, root: Path, manifest: Manifest, kept: set[str]) -> int:
-    """Extract into a staging dir on the cache's file system, then move into place; on failure, nothing stays."""
+def _place(reader: ArchiveReader, root: Path, archived: Manifest, manifest: Manifest, kept: set[str]) -> int:
+    """Extract into a staging dir on the cache's file system, then move `manifest`'s files (the archived one's, or
+    those of its entries that apply here) into place; on failure, nothing stays."""
     fresh = not root.exists()
     try:
         parent = root.parent if fresh else root
@@ -164,8 +189,9 @@ def _place(reader: ArchiveReader, root: Path, manifest: Manifest, kept: set[str]
         raise BakeError(f"cannot write the cache {root}: {exc.strerror or exc}") from None
     try:
         os.chmod(stage, directory_mode())  # Warp's mode for the folder it becomes, not mkdtemp's 0700
-        if reader.extract(stage) != manifest:  # the file was replaced since it was verified
+        if reader.extract(stage) != archived:  # the file was replaced since it was verified
             raise BakeError(f"refused {reader.name}: it changed while it was being restored")
+        _leave_out(stage, archived, manifest)
         record = _record(stage, manifest)
         record.parent.mkdir(exist_ok=True)
         record.write_text(manifest.dumps())
@@ -177,6 +203,16 @@ def _place(reader: ArchiveReader, root: Path, manifest: Manifest, kept: set[str]
         raise BakeError(f"cannot write the cache {root}: {exc.strerror or exc}; nothing was restored") from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _leave_out(stage: Path, archived: Manifest, manifest: Manifest) -> None:
+    """Remove from the stage the files of the entries `manifest` (a part of `archived`) does not hold."""
+    wanted = {item.path for item in manifest.files}
+    for item in archived.files:
+        if item.path not in wanted:
+            (stage / item.path).unlink()
+    for top in {item.path.split("/")[0] for item in archived.files} - {path.split("/")[0] for path in wanted}:
+        shutil.rmtree(stage / top, ignore_errors=True)
 
 
 class _Placement:

@@ -11,7 +11,7 @@ import shlex
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +20,8 @@ from warp_fix.bake.environment import environment_from_record
 from warp_fix.bake.errors import BakeError
 from warp_fix.bake.manifest import Environment
 from warp_fix.probe.runner import INJECT_DIR, ProbeError, ProcessRun, Sandbox, run_process
-from warp_fix.probe.trace_file import read_trace
-from warp_fix.report import Trace
+from warp_fix.probe.trace_file import TracedProcess, read_trace
+from warp_fix.report import ModuleBuild, Trace
 
 
 @dataclass(frozen=True)
@@ -33,15 +33,27 @@ class TracedRun:
     environment: Environment | None
     aot_artifacts: tuple[dict, ...]  # raw AOT records: read once by bake.collect_aot
     aot_errors: tuple[str, ...]
+    build_process: dict[int, TracedProcess]  # a build's seq -> the process (of a suite's many) that loaded it
+
+    def process_of(self, build: ModuleBuild) -> str:
+        process = self.build_process.get(build.seq)
+        return process.label if process is not None else ""
 
 
 @contextmanager
 def cold_run(
-    command: list[str], cwd: Path, timeout: float | None, archs: list[int]
+    command: list[str],
+    cwd: Path,
+    timeout: float | None,
+    archs: list[int],
+    seed: Callable[[Path], None] | None = None,
 ) -> Iterator[tuple[TracedRun, Path]]:
-    """Run cold in a private cache; yield the run and the versioned cache root; remove everything after."""
+    """Run in a private cache, empty unless `seed` fills it first (given WARP_CACHE_PATH: an incremental bake);
+    yield the run and the versioned cache root; remove everything after."""
     sandbox = Sandbox(Path(tempfile.mkdtemp(prefix="warp-fix-bake-")))
     try:
+        if seed is not None:
+            seed(sandbox.warp_cache)
         env = sandbox.environment(dict(os.environ), sandbox.trace_dir("bake"), time.time())
         env["WARP_FIX_BAKE"] = "1"
         if archs:
@@ -95,4 +107,4 @@ def _run(command, cwd: Path, env: dict[str, str], trace_dir: Path, timeout, repl
     if not facts.warp_imported:
         raise BakeError(f"the command never imported warp: {shlex.join(command)}")
     environment, artifacts, errors = environment_from_record(trace_dir)
-    return TracedRun(process, trace, environment, tuple(artifacts), tuple(errors))
+    return TracedRun(process, trace, environment, tuple(artifacts), tuple(errors), facts.build_process)

@@ -31,9 +31,14 @@ class Miss:
     device: str
     block_dim: int | None
     reasons: tuple[str, ...]
+    process: str = ""  # which process of the command compiled it (a suite's worker, a subprocess); "" unknown
 
     def line(self) -> str:
-        return f"{self.module} {self.hash[:7]} on {self.device} (block_dim {self.block_dim}): {'; '.join(self.reasons)}"
+        where = f" in {self.process}" if self.process else ""
+        return (
+            f"{self.module} {self.hash[:7]} on {self.device} (block_dim {self.block_dim}){where}: "
+            f"{'; '.join(self.reasons)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,14 @@ class VerifyResult:
             "compiled": len(self.misses),
             "unnamed": [{"module": u.module, "hash": u.hash, "device": u.device} for u in self.unnamed],
             "misses": [
-                {"module": m.module, "hash": m.hash, "device": m.device, "block_dim": m.block_dim, "reasons": m.reasons}
+                {
+                    "module": m.module,
+                    "hash": m.hash,
+                    "device": m.device,
+                    "block_dim": m.block_dim,
+                    "process": m.process,
+                    "reasons": m.reasons,
+                }
                 for m in self.misses
             ],
             "cache_hits": self.cache_hits,
@@ -91,7 +103,14 @@ def verify(
         if op.kind in ("clear_kernel_cache", "clear_lto_cache")
     )
     misses = tuple(
-        Miss(b.module, b.hash, b.device, b.block_dim, clears + explain(b, manifests, run.environment, cache_dir))
+        Miss(
+            b.module,
+            b.hash,
+            b.device,
+            b.block_dim,
+            clears + explain(b, manifests, run.environment, cache_dir),
+            run.process_of(b),
+        )
         for b in builds
         if b.status == "compiled"
     )

@@ -8,6 +8,7 @@ from warp_fix.wording import counted
 
 if TYPE_CHECKING:  # each action's view loads only its own result type's module
     from warp_fix.bake.create import BakeResult
+    from warp_fix.bake.incremental import Incremental
     from warp_fix.bake.manifest import Manifest
     from warp_fix.bake.restore import RestoreResult
     from warp_fix.bake.verify import VerifyResult
@@ -30,7 +31,22 @@ def bake_lines(result: BakeResult) -> list[str]:
         f"key: {manifest.key}",
         f"environment: Warp {manifest.environment.warp_version}, CPU key {manifest.environment.cpu_key or '-'}, "
         f"CUDA {manifest.environment.cuda_toolkit or '-'}, Python {manifest.environment.python}",
+        *(incremental_lines(result.incremental) if result.incremental is not None else ()),
     ]
+
+
+def incremental_lines(incremental: Incremental) -> list[str]:
+    """Against the archive the bake started from: what carried over, each build and why, what was dropped."""
+    lines = [
+        f"from {incremental.previous.name} (key {incremental.previous_key}): "
+        f"{len(incremental.carried)} carried over, {len(incremental.built)} built, "
+        f"{len(incremental.dropped)} dropped ({_kib(incremental.dropped_bytes)} no process loaded)"
+    ]
+    if incremental.environment_changes:
+        lines.append(f"  environment changed: {'; '.join(incremental.environment_changes)}")
+    lines += [f"  {built.line()}" for built in incremental.built]
+    lines += [f"  {dropped.line()}" for dropped in incremental.dropped]
+    return lines
 
 
 def restore_lines(result: RestoreResult) -> list[str]:
@@ -40,7 +56,19 @@ def restore_lines(result: RestoreResult) -> list[str]:
         f"{result.written} files written{kept} ({result.wall_ms:,.0f} ms)",
         f"key: {result.manifest.key}",
         f"environment: {_environment_source(result)} ({result.environment_ms:,.0f} ms)",
+        *_partial_lines(result),
     ]
+
+
+def _partial_lines(result: RestoreResult) -> list[str]:
+    """With --partial, when the environment differs: each field, then each entry left out and why."""
+    if not result.differences:
+        return []
+    lines = [f"archive key {result.archive_key} differs here: {'; '.join(result.differences)}"]
+    if result.skipped:
+        lines.append(f"left out {counted(len(result.skipped), 'entry', 'entries')} that do not apply here:")
+        lines += [f"  {module} {module_hash[:7]}: {why}" for module, module_hash, why in result.skipped]
+    return lines
 
 
 def _environment_source(result: RestoreResult) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from warp_fix.report import (
@@ -39,13 +40,29 @@ _EVENT_TYPES = {
 _SITE_FIELDS = ("site", "created", "caller")
 
 
+@dataclass(frozen=True)
+class TracedProcess:
+    """One process of the command the tracer ran in (a test suite starts many): named where a build happened."""
+
+    pid: int
+    argv: tuple[str, ...]  # as the process had it at exit (at start when it never got there)
+    xdist_worker: str  # pytest-xdist's worker id ("gw0"), "" for any other process
+
+    @property
+    def label(self) -> str:
+        if self.xdist_worker:
+            return f"pytest-xdist worker {self.xdist_worker} (pid {self.pid})"
+        return f"{' '.join(self.argv) or 'python'} (pid {self.pid})"
+
+
 class TraceFacts:
-    """What a trace directory says beyond the Trace: was the tracer there, did Warp load."""
+    """What a trace directory says beyond the Trace: was the tracer there, did Warp load, which process built what."""
 
     def __init__(self) -> None:
         self.tracer_started = False
         self.warp_imported = False
         self.executables: list[str] = []
+        self.build_process: dict[int, TracedProcess] = {}  # a build's seq -> the process that loaded it
 
 
 def read_trace(directory: Path, project_root: Path) -> tuple[Trace, TraceFacts]:
@@ -60,6 +77,7 @@ def read_trace(directory: Path, project_root: Path) -> tuple[Trace, TraceFacts]:
     root = os.path.realpath(project_root)
     for _, events in sorted(processes, key=lambda p: p[0]):
         ended = False
+        process = _process(events, root)
         for event in sorted(events, key=lambda e: e.get("seq", 0)):
             kind = event.pop("type")
             event.pop("pid", None)
@@ -87,11 +105,26 @@ def read_trace(directory: Path, project_root: Path) -> tuple[Trace, TraceFacts]:
                 _relative_sources(event, root)
                 name, make = _EVENT_TYPES[kind]
                 getattr(trace, name).append(make(event))
+                if kind == "build":
+                    facts.build_process[seq] = process
         if events and not ended:
             trace.complete = False
     if not trace.complete and trace.launch_count < len(trace.launches):
         trace.launch_count = len(trace.launches)
     return trace, facts
+
+
+def _process(events: list[dict], root: str) -> TracedProcess:
+    start = next((e for e in events if e["type"] == "start"), {})
+    end = next((e for e in events if e["type"] == "end"), {})
+    argv = end.get("argv") or start.get("argv") or ()
+    pid = start.get("pid") or next((e.get("pid") for e in events if e.get("pid")), 0)
+    arguments = tuple(_relative_argument(str(a), root) for a in argv)
+    return TracedProcess(int(pid), arguments, str(end.get("xdist_worker", "")))
+
+
+def _relative_argument(argument: str, root: str) -> str:
+    return relative_path(argument, root) if os.path.isabs(argument) else argument
 
 
 def _lines(path: Path):

@@ -118,9 +118,17 @@ class Tracer:
                 launch_digest=self.launch_digest.hexdigest(),
                 cuda_toolkit=self._cuda_toolkit(),
                 main_file=self._main_file(),
+                argv=list(sys.argv),  # at exit: `-m pkg` has become the module's path, a worker's id is set
+                xdist_worker=self._xdist_worker(),
             )
         except Exception:
             pass
+
+    @staticmethod
+    def _xdist_worker() -> str:
+        """pytest-xdist's worker id in a worker ("gw0"); "" elsewhere, also in a subprocess a test starts (which
+        inherits the worker's variable but runs no pytest)."""
+        return os.environ.get("PYTEST_XDIST_WORKER", "") if "xdist" in sys.modules else ""
 
     @staticmethod
     def _main_file() -> str:
