@@ -81,7 +81,9 @@ class UnusedBackward(Mechanism[UnusedAdjoints]):
         for launch in trace.launches:
             if launch.site and _a_tape_of_its_file_may_record(launch.site, inputs):
                 launched_from.setdefault(launch.module, set()).add(inputs.repo_file(launch.site.file))
-        anywhere = differentiated_kernels(inputs.index)
+        # the tapes this run executed answer for themselves: their gradient uses above, not a walk by name
+        answered = {(inputs.repo_file(t.site.file), t.site.function.split(".")[-1]) for t in trace.tapes if t.site}
+        anywhere = differentiated_kernels(inputs.index, answered)
         unused, kept, off_per_kernel, elsewhere, gradient_free, optional, maybe = [], [], [], {}, {}, {}, {}
         beside_tape: dict[str, set[str]] = {}  # module -> the tape files it was launched from; the tape missed it
         provenance: dict[str, Provenance] = {}

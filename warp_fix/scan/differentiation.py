@@ -16,7 +16,7 @@ call through a parameter, of the files that call its function) and may reach onl
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from .index import LaunchSite, SourceIndex
@@ -95,8 +95,10 @@ class Differentiation:
         return next((tape for tape in self.unresolved_tapes if tape.may_reach(wanted)), None)
 
 
-def differentiated_kernels(index: SourceIndex) -> Differentiation:
-    """Follow the repository's calls from each tape and adjoint launch to the kernels they launch."""
+def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, str]] = ()) -> Differentiation:
+    """Follow the repository's calls from each tape and adjoint launch to the kernels they launch. `answered`:
+    (file, function name) of tapes the measured run itself recorded: what they record is the run's to say (its
+    gradient uses), not a walk by name's, so they are not followed here."""
     by_name: dict[str, list[Scope]] = {}
     for calls in index.calls:
         if calls.function is not None:
@@ -117,7 +119,9 @@ def differentiated_kernels(index: SourceIndex) -> Differentiation:
     found = Differentiation()
     imports = _ImportGraph(index)
     unparsed = {f.file for f in index.files if f.in_repo and not f.mentions_warp}
-    seeds = [(t.file, t.function, f"{t.file}:{t.line}", t.blocks, "tape") for t in index.tapes if t.in_repo]
+    answered = set(answered)
+    seeds = [(t.file, t.function, f"{t.file}:{t.line}", t.blocks, "tape") for t in index.tapes
+             if t.in_repo and (t.file, (t.function or "").split(".")[-1]) not in answered]
     seeds += [(s.file, s.function, f"{s.file}:{s.line}", [], "adjoint launch")
               for s in index.launches if s.in_repo and _adjoint(s)]
     for file, function, origin, blocks, kind in seeds:
