@@ -337,3 +337,32 @@ def test_a_call_into_warp_is_not_followed_to_project_functions_of_the_same_name(
     )
     found = differentiated_kernels(index)
     assert found.kernels == {"loss": "scripts/fit.py:8"}
+
+
+def test_a_call_on_self_runs_its_own_class_method_not_every_method_of_that_name(scan):
+    """Two examples each define `Example.forward`; a tape over `self.forward()` in one runs that file's method."""
+    example = """
+        import warp as wp
+
+        @wp.kernel
+        def {kernel}(x: wp.array(dtype=float)):
+            x[wp.tid()] += 1.0
+
+        class Example:
+            def forward(self):
+                wp.launch({kernel}, dim=1, inputs=[self.x])
+
+            def {entry}(self):
+                {body}
+    """
+    index = scan(
+        {
+            "examples/fit.py": example.format(
+                kernel="throw", entry="train", body="with wp.Tape() as tape:\n                    self.forward()"
+            ),
+            "examples/show.py": example.format(kernel="shade", entry="render", body="self.forward()"),
+        }
+    )
+    found = differentiated_kernels(index)
+    assert set(found.kernels) == {"throw"}
+    assert not found.reaches("examples/show.py")

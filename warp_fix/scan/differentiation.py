@@ -105,9 +105,10 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
             for name in _names_of(calls.function):
                 by_name.setdefault(name, []).append((calls.file, calls.function))
     callees = {(c.file, c.function): c.callees for c in index.calls}
+    methods = {(c.file, c.function): [(c.file, m) for m in c.methods] for c in index.calls}
     callers: dict[str, list[Scope]] = {}
     for calls in index.calls:
-        for callee in calls.callees:
+        for callee in [*calls.callees, *(method.split(".")[-1] for method in calls.methods)]:
             callers.setdefault(callee, []).append((calls.file, calls.function))
     dynamic = {(c.file, c.function): c.dynamic for c in index.calls}
     parameters = {(c.file, c.function): set(c.parameters) for c in index.calls}
@@ -129,6 +130,7 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
         pending = [(file, function)]
         if blocks:  # only what its `with` blocks launch and call is recorded
             pending = [scope for block in blocks for callee in block.callees for scope in by_name.get(callee, [])]
+            pending += [(file, method) for block in blocks for method in block.methods]
             if function is not None and any(block.yields for block in blocks):
                 # a context manager recording while its caller's `with` block runs: the callers count whole
                 pending += callers.get(function.split(".")[-1], [])
@@ -147,6 +149,7 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
                 _reach(launch, known, origin, found, unfollowed)
             for callee in callees.get(scope, []):  # a scope already walked would be popped and passed over
                 pending += [reached for reached in by_name.get(callee, ()) if reached not in found.scopes]
+            pending += [reached for reached in methods.get(scope, ()) if reached not in found.scopes]
             unfollowed.update(dict.fromkeys(_dynamic(scope[0], dynamic.get(scope, [])), scope))
         if unfollowed:
             found.unresolved += [f"{call.file}:{call.line}" for call in unfollowed]

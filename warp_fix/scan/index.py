@@ -224,6 +224,7 @@ class TapeBlock:
     last: int
     callees: list[str] = field(default_factory=list)
     yields: bool = False
+    methods: list[str] = field(default_factory=list)  # its file's own-class methods called on `self` (qualnames)
 
     def holds(self, line: int) -> bool:
         return self.first <= line <= self.last
@@ -263,6 +264,9 @@ class FunctionCalls(Located):
     # picked from a container (`handlers[kind](...)`); "line: text" each. Under a tape they may reach any kernel.
     dynamic: list[str] = field(default_factory=list)
     parameters: list[str] = field(default_factory=list)  # the function's: what a caller can hand a dynamic call
+    # `self.advance(...)` where the enclosing class defines `advance`: that method of this file (its qualname),
+    # not every function named `advance`
+    methods: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

@@ -161,6 +161,21 @@ class ParsedFile:
             definitions.pop()
         return qualname(definitions) if definitions else None
 
+    def own_method(self, call: ast.Call) -> str | None:
+        """`Sim.advance` for `self.advance(...)` in a method of `Sim` when `Sim` itself defines `advance` (this
+        file's, qualified): the call runs that method, not every function of the repository named `advance`."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return None
+        method = self.innermost_function(call)
+        owner = self.parent_of(method) if method is not None else None
+        if not isinstance(owner, ast.ClassDef) or not any(
+            isinstance(item, _Function) and item.name == func.attr for item in owner.body
+        ):
+            return None
+        around = self.function_of(call)
+        return f"{around.rsplit('.', 1)[0]}.{func.attr}" if around and "." in around else None
+
     def innermost_function(self, node: ast.AST) -> _Function | None:
         return next((a for a in self.ancestors(node) if isinstance(a, _Function)), None)
 

@@ -76,12 +76,14 @@ class TapeCollector(Collector):
             if any(self._enters(item, call, receiver) for item in node.items):
                 body = ast.Module(body=node.body, type_ignores=[])
                 # Warp's API runs no project code, and a launch (through a helper too) is a launch site
-                callees = dict.fromkeys(name for n in ast.walk(body) if isinstance(n, ast.Call)
-                                        if (name := _callee(n.func)) is not None
+                calls = [n for n in ast.walk(body) if isinstance(n, ast.Call)]
+                methods = dict.fromkeys(m for n in calls if (m := self.parsed.own_method(n)) is not None)
+                callees = dict.fromkeys(name for n in calls
+                                        if (name := _callee(n.func)) is not None and self.parsed.own_method(n) is None
                                         and not self.parsed.names_warp(n.func) and not self.parsed.launch_kind(n))
                 yields = any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(body))
                 last = node.body[-1].end_lineno or node.lineno
-                blocks.append(TapeBlock(node.body[0].lineno, last, list(callees), yields))
+                blocks.append(TapeBlock(node.body[0].lineno, last, list(callees), yields, list(methods)))
         return blocks
 
     def _entered_in_class(self, call: ast.Call, receiver: str) -> list[tuple[ast.AST, list[TapeBlock]]]:
@@ -145,6 +147,11 @@ class CallCollector(Collector):
         )
         if self._into_a_library(func) or self.parsed.launch_kind(node):  # wp.copy(...) runs Warp's code, not every
             return  # project function named `copy`; a launch, through a helper too, is recorded as a launch
+        method = self.parsed.own_method(node)
+        if method is not None:
+            if method not in calls.methods:
+                calls.methods.append(method)
+            return
         if name is None or (isinstance(func, ast.Name) and name in _parameters(function)):
             if isinstance(func, ast.Name | ast.Subscript | ast.Call):
                 calls.dynamic.append(f"{node.lineno}: {self.parsed.source(func)}(...)")
