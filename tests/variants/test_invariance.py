@@ -12,7 +12,7 @@ import random
 import pytest
 
 from tests.variants.catalogue import BY_NAME, TRANSFORMATIONS
-from tests.variants.known import KNOWN_DISAGREEMENTS, RULE_OF, one_per_rule
+from tests.variants.known import FIXED, KNOWN_DISAGREEMENTS, RULE_OF, one_per_rule
 from tests.variants.runner import FIXTURES, Measured, compare, cpu_fixtures, measure_and_plan
 from tests.variants.transform import Fixture, Variant
 
@@ -59,11 +59,13 @@ def test_a_variant_gets_the_fixtures_verdict(app, order, original_of, tmp_path):
 @pytest.mark.parametrize(
     ("app", "transformation"),
     [
-        pytest.param(*pair, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DISAGREEMENTS[pair]))
-        for pair in one_per_rule()
+        *(pytest.param(*pair, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DISAGREEMENTS[pair]))
+          for pair in one_per_rule()),
+        *FIXED,
     ],
 )
-def test_a_known_disagreement_is_still_there(app, transformation, original_of, tmp_path):
+def test_a_disagreement_found_once_is_gone_and_a_known_one_still_there(app, transformation, original_of, tmp_path):
+    """Pairs in FIXED disagreed until their rule was fixed; pairs still known are strict xfails."""
     outcome = compare(original_of(app), Fixture.load(FIXTURES / app), BY_NAME[transformation], tmp_path / "variant")
     assert not outcome.behaviour_changed, outcome.behaviour_changed
     assert outcome.differences == []
