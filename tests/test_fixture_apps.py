@@ -126,8 +126,9 @@ def test_fixtures_found():
     for app in APPS:
         command = _config(app)["command"]
         assert command[0] == "python", app
-        if command[1] == "-m":
-            assert (FIXTURES / app / command[2] / "__main__.py").is_file(), app
+        if command[1] == "-m":  # a package's __main__, or a module (`-m examples.example_alias`)
+            module = FIXTURES / app / command[2].replace(".", "/")
+            assert (module / "__main__.py").is_file() or module.with_suffix(".py").is_file(), app
         else:  # a script run as `python app.py`: its kernels live in `__main__`
             assert command[1].endswith(".py") and (FIXTURES / app / command[1]).is_file(), app
         assert (FIXTURES / app / "tests" / "test_app.py").is_file(), app
