@@ -66,6 +66,20 @@ def _early(module: str, block_dim: int, cause: str, device: str = "cpu") -> Modu
     return dataclasses.replace(case.build(module, block_dim=block_dim, device=device), cause=cause)
 
 
+def _occupancy_query(launch_block_dims: tuple[int | None, ...]) -> Inputs:
+    """solver.py's `step`: an occupancy query loads `solver` at CUDA's default 256, a launch builds it at 128; one
+    launch per entry of `launch_block_dims` (None: the launch names no block size)."""
+    source = case.kernel_source("step", "solver.py", 9)
+    return case.run(
+        builds=[
+            case.sourced(_early("solver", 256, "get_suggested_block_size", device="cuda:0"), source),
+            case.sourced(case.build("solver", block_dim=128, device="cuda:0", seq=2), source),
+        ],
+        launches=[case.launch("step", "solver", device="cuda:0", block_dim=size) for size in launch_block_dims],
+        source=case.index(files=["solver.py"]),
+    )
+
+
 class EarlyLoadBlockSize(Mechanism[EarlyLoads]):
     SLUG = "early-load-block-size"
     CS = None  # seen in the field after WARP_FACTS.md's table of thirteen
@@ -137,35 +151,14 @@ class EarlyLoadBlockSize(Mechanism[EarlyLoads]):
         Example(
             "wp.get_suggested_block_size on CUDA loads at the default 256; every launch names 128: the module's "
             "default becomes 128",
-            case.run(
-                builds=[
-                    case.sourced(_early("solver", 256, "get_suggested_block_size", device="cuda:0"),
-                                 case.kernel_source("step", "solver.py", 9)),
-                    case.sourced(case.build("solver", block_dim=128, device="cuda:0", seq=2),
-                                 case.kernel_source("step", "solver.py", 9)),
-                ],
-                launches=[case.launch("step", "solver", device="cuda:0", block_dim=128)],
-                source=case.index(files=["solver.py"]),
-            ),
+            _occupancy_query(launch_block_dims=(128,)),
             FIRED,
             fixes=(("module_options", SAFE),),
             reason="get_suggested_block_size built solver at block size 256",
         ),
         Example(
             "the same, but one launch names no block size: it runs at the default, which must stay",
-            case.run(
-                builds=[
-                    case.sourced(_early("solver", 256, "get_suggested_block_size", device="cuda:0"),
-                                 case.kernel_source("step", "solver.py", 9)),
-                    case.sourced(case.build("solver", block_dim=128, device="cuda:0", seq=2),
-                                 case.kernel_source("step", "solver.py", 9)),
-                ],
-                launches=[
-                    case.launch("step", "solver", device="cuda:0", block_dim=128),
-                    case.launch("step", "solver", device="cuda:0"),
-                ],
-                source=case.index(files=["solver.py"]),
-            ),
+            _occupancy_query(launch_block_dims=(128, None)),
             RULED_OUT,
         ),
         Example(
