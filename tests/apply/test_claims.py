@@ -221,7 +221,8 @@ def test_structural_win_contradicted_by_timing_is_not_improved():
     assert c.structural_win and c.verdict == INCONCLUSIVE
     assert c.contradiction.startswith("timing contradicts the structural win: cold module work: 3492 -> 4541")
     assert budget.next_step(c, per_arm=1, budget=3).more  # more samples, up to --samples
-    step = budget.next_step(c, per_arm=3, budget=3)
+    assert budget.next_step(c, per_arm=3, budget=3).more  # a structural fact takes five pairs to overturn
+    step = budget.next_step(c, per_arm=5, budget=3)
     assert not step.more and "disagree" in step.why
     assert budget.effective_verdict(c, per_arm=3)[0] == INCONCLUSIVE
     assert not budget.decisive(c)
@@ -324,10 +325,12 @@ def interleave(clock: ProbeClock, samples: int, reuse: Report) -> ArmsResult:
 
 
 def test_contradiction_that_stands_after_more_samples_drops_the_fix():
-    clock = ScriptedClock(accepted=[3490.0, 3500.0, 3510.0], candidate=[4541.0, 4500.0, 4520.0])
+    clock = ScriptedClock(
+        accepted=[3490.0, 3500.0, 3510.0, 3495.0, 3505.0], candidate=[4541.0, 4500.0, 4520.0, 4510.0, 4530.0]
+    )
     arms = interleave(clock, samples=3, reuse=report(3480.0, 3500.0))
     verdict, why = budget.effective_verdict(arms.comparison, arms.per_arm)
-    assert arms.per_arm == 3 and verdict == INCONCLUSIVE and "disagree" in why
+    assert arms.per_arm == 5 and verdict == INCONCLUSIVE and "disagree" in why
     assert "timing contradicts the structural win" in " ".join(arms.comparison.reasons)
 
 
@@ -337,12 +340,24 @@ def test_contradiction_that_more_samples_resolve_keeps_the_fix():
     assert arms.per_arm == 2 and arms.comparison.verdict == IMPROVED
 
 
-def test_under_samples_1_a_contradiction_is_still_measured_to_three_pairs_before_it_drops_the_win():
-    """--samples 1 caps timing-only verdicts; it does not let one slow run overturn a structural fact."""
-    clock = ScriptedClock(accepted=[3490.0, 3500.0, 3510.0], candidate=[4541.0, 4500.0, 4520.0])
+def test_under_samples_1_a_contradiction_is_still_measured_to_five_pairs_before_it_drops_the_win():
+    """--samples 1 caps timing-only verdicts; it does not let a few slow runs overturn a structural fact."""
+    clock = ScriptedClock(
+        accepted=[3490.0, 3500.0, 3510.0, 3495.0, 3505.0], candidate=[4541.0, 4500.0, 4520.0, 4510.0, 4530.0]
+    )
     arms = interleave(clock, samples=1, reuse=report(3480.0, 3500.0))
     verdict, why = budget.effective_verdict(arms.comparison, arms.per_arm)
-    assert arms.per_arm == 3 and verdict == INCONCLUSIVE and "disagree after 3" in why
+    assert arms.per_arm == 5 and verdict == INCONCLUSIVE and "disagree after 5" in why
+
+
+def test_two_slow_candidate_runs_then_three_fast_ones_keep_the_structural_win():
+    """After three pairs the median still says slower (two of three candidate runs were slow), which under a
+    three-pair rule dropped the fix; the five-pair median says faster, and the structural win stands."""
+    clock = ScriptedClock(
+        accepted=[3490.0, 3500.0, 3510.0, 3495.0, 3505.0], candidate=[4541.0, 4500.0, 3400.0, 3410.0, 3405.0]
+    )
+    arms = interleave(clock, samples=3, reuse=report(3480.0, 3500.0))
+    assert arms.comparison.verdict == IMPROVED
 
 
 def test_under_samples_1_one_slow_candidate_run_does_not_drop_a_structural_win():

@@ -23,6 +23,9 @@ CLEARLY_OUTSIDE = 2.0  # |delta| > 2 x band: more samples will not change the ve
 CLEARLY_INSIDE = 0.5  # |delta| < band / 2: more samples will not make it significant
 LARGE_EFFECT = 2.0  # |delta| >= 2 x a band that rests on repeated runs: decided at 2 per arm
 EARLIEST = 2  # the fewest pairs per arm any timing verdict rests on
+# A deterministic structural win is overturned by timing only when the contradiction stands over this many
+# interleaved pairs: on a loaded 2-core machine three pairs showed a +7% slowdown for a fix that removes a build.
+CONTRADICTION_SAMPLES = 5
 # The plan's baseline, whatever --samples (which counts per arm): two cold+warm pairs show output
 # nondeterminism early and give the noise band a spread to start from.
 BASELINE_SAMPLES = 2
@@ -38,7 +41,7 @@ RULE_TEXT = (
     "timing verdict from fewer than 3 samples per arm counts as inconclusive; a fix that trades build "
     "time for kernel time gets at least 3 per arm (within --samples) whatever decides, since its kernel "
     "time is a timing claim; a structural win that timing contradicts by at least 2x the noise band is measured "
-    "afresh to at least 3 per arm (more if --samples allows) and dropped if the contradiction stands; the "
+    "afresh to at least 5 per arm (more if --samples allows) and dropped if the contradiction stands; the "
     "noise band comes from every run of the accepted state so far (baseline included) and the candidate's, "
     "and is never tighter than half their spread"
 )
@@ -61,10 +64,10 @@ def contradicted(comparison: Comparison) -> bool:
 
 
 def contradiction_budget(budget: int) -> int:
-    """Pairs per arm before a contradiction drops a structural win: at least a timing claim's MIN_TIMING_SAMPLES,
-    whatever --samples. Structure is a deterministic fact; one slow run on a busy machine must not overturn it,
-    while a timing-only verdict from fewer pairs is only inconclusive, never acted on."""
-    return max(budget, MIN_TIMING_SAMPLES)
+    """Pairs per arm before a contradiction drops a structural win: CONTRADICTION_SAMPLES, more than a timing
+    claim's MIN_TIMING_SAMPLES, whatever --samples. Structure is a deterministic fact; a few slow runs on a busy
+    machine must not overturn it, while a timing-only verdict from fewer pairs is only inconclusive, never acted on."""
+    return max(budget, CONTRADICTION_SAMPLES)
 
 
 def judged_delta(comparison: Comparison) -> TimingDelta | None:
