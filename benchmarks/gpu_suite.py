@@ -31,6 +31,7 @@ FIXTURES = {  # name: (package, run apply, measure kernel time)
     "gpu_mathdx": ("spectra", True, True),
     "gpu_mathdx_split": ("gemms", True, True),
     "gpu_lto_clear": ("tiles", True, False),
+    "gpu_occupancy_query": ("occupancy", True, False),
 }
 ALLOW = ["serial-builds", "unused-backward", "late-module-options"]
 # The tile fixture's cold build takes about a minute a run: apply tries only the mechanism the GPU issue

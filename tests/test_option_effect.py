@@ -72,3 +72,15 @@ def test_a_unique_module_renamed_by_its_new_options_is_followed_by_its_kernel():
     (effect,) = option_effects(case.run(builds=[on]).report, case.run(builds=[off]).report,
                                OptionClaim(("enable_backward",), ("blur_3dedcf34",)))
     assert effect.took_effect and effect.moved == ("blur_3dedcf34 on cpu",)
+
+
+def test_a_default_block_size_that_removes_an_early_build_took_effect_though_the_last_build_is_the_same():
+    """The launches name block_dim 128, so the last build is the same in both runs; an occupancy query first built
+    the module at the default 256, and once the module's default is 128 that build is gone."""
+    at = {d: replace(SIM, block_dim=d, options={**SIM.options, "block_dim": d}, hash=f"h{d}") for d in (128, 256)}
+    before = case.run(builds=[at[256], at[128]]).report
+    after = case.run(builds=[at[128]]).report
+    (effect,) = option_effects(before, after, OptionClaim(("block_dim",), ("sim",)))
+    assert effect.took_effect and effect.moved == ("sim on cpu",)
+    (same,) = option_effects(after, after, OptionClaim(("block_dim",), ("sim",)))
+    assert not same.took_effect and same.missed == ("sim on cpu",)

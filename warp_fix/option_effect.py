@@ -3,8 +3,10 @@
 Warp copies options into a module when the module is created (`wp.config`) or reads them at its build
 (`set_module_options`): a setting made too late is silently ignored, the module builds exactly as before, and
 any timing difference is noise. So an edit meant to change an option's effective value is proven only when a
-module the run built compiled with the new value and its hash moved. When none did, the outcome is "no effect",
-with where the setting ran relative to the modules it should have reached.
+module the run built compiled with the new value and its hash moved, or when the values its builds compiled with
+changed (a module whose launches name block_dim 128 ends at 128 either way; an occupancy query that built it at
+the default 256 first no longer does once the default is 128). When none did, the outcome is "no effect", with
+where the setting ran relative to the modules it should have reached.
 
 Example: `wp.config.enable_backward = False` inserted below `import sim` (which creates module `sim`) leaves
 `sim` at enable_backward=True with the same hash: `option_effects(before, after, OptionClaim(("enable_backward",)))`
@@ -41,12 +43,17 @@ def option_effects(before: Report, after: Report, claim: OptionClaim) -> list[Op
     """Per option of the claim: which modules' final builds changed its value (and their hash) between the two
     runs; every one of its targets that both runs built must be among them."""
     pairs = _paired(_final_builds(before), _final_builds(after))
+    every_before, every_after = _every_build(before), _every_build(after)
     effects = []
     for option in claim.options:
         moved = tuple(
-            label for label, old, new in pairs if _value(old, option) != _value(new, option) and old.hash != new.hash
+            label
+            for label, old, new in pairs
+            if _changed(option, old, new, every_before[old.module, old.device], every_after[new.module, new.device])
         )
-        unchanged = tuple(label for label, old, new in pairs if _value(old, option) == _value(new, option))
+        unchanged = tuple(
+            label for label, old, new in pairs if _value(old, option) == _value(new, option) and label not in moved
+        )
         missed = tuple(u for u in unchanged if u.split(" on ")[0] in claim.targets)
         effects.append(OptionEffect(option, moved, unchanged, missed))
     return effects
@@ -69,6 +76,12 @@ def _paired(
         if build.module_kind == "unique" and build.kernel_sources and len(candidates) == 1:
             pairs.append((f"{name} on {device}", build, candidates[0]))
     return pairs
+
+
+def _changed(option: str, old: ModuleBuild, new: ModuleBuild, olds: list[ModuleBuild], news: list[ModuleBuild]) -> bool:
+    """The last build compiled with another value and another hash, or the values of all its builds differ."""
+    last = _value(old, option) != _value(new, option) and old.hash != new.hash
+    return last or {_value(b, option) for b in olds} != {_value(b, option) for b in news}
 
 
 def _kernels_of(build: ModuleBuild) -> tuple:
@@ -102,6 +115,16 @@ def _value(build: ModuleBuild, option: str) -> tuple:
 
 def _final_builds(report: Report) -> dict[tuple[str, str], ModuleBuild]:
     return {(b.module, b.device): b for b in report.trace.builds if b.status != "error"}
+
+
+def _every_build(report: Report) -> dict[tuple[str, str], list[ModuleBuild]]:
+    """Each module's builds on each device, in order: an option can change which builds a run makes (the
+    block size an early load builds at) without changing the last one."""
+    builds: dict[tuple[str, str], list[ModuleBuild]] = {}
+    for build in report.trace.builds:
+        if build.status != "error":
+            builds.setdefault((build.module, build.device), []).append(build)
+    return builds
 
 
 def _last_setting(report: Report, option: str) -> OptionChange | None:

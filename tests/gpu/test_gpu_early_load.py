@@ -60,3 +60,23 @@ def test_after_the_fix_the_module_builds_once_with_the_same_output(measured_and_
     assert [(b.block_dim, b.cause) for b in builds] == [(128, "get_suggested_block_size")]
     assert after.samples[0].stdout_sha256 == report.samples[0].stdout_sha256  # "height ..." unchanged
     assert compare(report, after).verdict == IMPROVED
+
+
+def test_apply_keeps_the_default_block_size_as_one_commit(tmp_path):
+    """apply for real: the last build is the launches' 128 in both arms; the proof of effect is that the
+    query's build at 256 is gone (its build set moved), so the fix is kept, not "no effect"."""
+    from tests.apply.conftest import fixture_repo, git
+    from warp_fix.apply import build_request, run_apply
+    from warp_fix.apply.ledger import KEPT
+
+    repo = fixture_repo(tmp_path, "gpu_occupancy_query")
+    request = build_request(command=COMMAND, cwd=repo, branch="wf/gpu", samples=1, only=["early-load-block-size"])
+    (entry,) = [e for e in run_apply(request).ledger.entries if e.slug == "early-load-block-size"]
+    assert entry.outcome == KEPT, entry.reason
+    assert entry.numbers.structure["identities"] == (2, 1)
+    assert git(repo, "diff", "--name-only", "main..wf/gpu").split() == ["occupancy/step.py"]
+
+
+def test_plan_leaves_the_query_s_build_to_early_load_not_to_a_block_size_split(measured_and_planned):
+    _, plan = measured_and_planned
+    assert not [f for f in plan.fixes if f.slug == "block-dim-spread"]

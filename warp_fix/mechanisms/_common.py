@@ -8,12 +8,29 @@ from dataclasses import dataclass, replace
 from codemods.specs import ConfigAtEntryArgs, OptionValue
 from warp_fix.mechanisms._base import Inputs
 from warp_fix.model import FIRED, NOT_APPLICABLE, RULED_OUT, Evidence, Finding
-from warp_fix.report import OptionSource, Site, StackFrame
+from warp_fix.report import Launch, ModuleBuild, OptionSource, Site, StackFrame
 from warp_fix.wording import counted
 
 WARP_BLOCK_DIM = 256  # what a CUDA launch that names no block_dim uses (the module option's default)
 
 # --- findings and evidence -----------------------------------------------------------------------------------
+
+
+def launch_block_dim(launch: Launch, build: ModuleBuild) -> int:
+    """The block size a launch ran at: as asked, else 1 on the CPU and the module's default on CUDA."""
+    if launch.block_dim is not None:
+        return launch.block_dim
+    if launch.device.startswith("cpu"):
+        return 1
+    return int(build.options.get("block_dim") or WARP_BLOCK_DIM)
+
+
+def launch_sizes(build: ModuleBuild, launches: Iterable[Launch]) -> set[int]:
+    """The block sizes the launches of `build`'s module ran at, on its kind of device."""
+    kind = build.device.split(":")[0]
+    return {
+        launch_block_dim(lc, build) for lc in launches if lc.module == build.module and lc.device.split(":")[0] == kind
+    }
 
 
 def runtime(detail: str, site: Site | None, inputs: Inputs | None = None) -> Evidence:

@@ -3,12 +3,15 @@
 The split gives every stable block size its own module and every kernel launched at several sizes a module of
 its own, so it pays only when it does not add builds: a kernel launched at 128 and 256 next to one launched at
 256 makes three modules of a module built twice, and the overloads that would have removed its rebuilds no
-longer can. Such a split is not proposed; the reason names the kernels that keep the sizes apart."""
+longer can. Such a split is not proposed; the reason names the kernels that keep the sizes apart.
+
+A build that a call other than a launch made (an occupancy query, a preload) at a size no launch of the module
+ran at is not one of the launches' sizes: splitting cannot remove it, and early-load-block-size owns it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from codemods.specs import SplitByBlockDimArgs
 from warp_fix.mechanisms import _situation as case
@@ -18,6 +21,7 @@ from warp_fix.mechanisms._common import (
     builds_of,
     expected_effect,
     fired,
+    launch_sizes,
     module_scope_options,
     ms,
     not_applicable,
@@ -58,7 +62,10 @@ class BlockDimSpread(Mechanism[BlockDims]):
                 self.SLUG, self.TITLE, "CPU run: block sizes do not split CPU modules (and splitting measured worse)"
             )
         spread: dict[str, dict[int, list]] = {}
+        launches = inputs.report.trace.launches
         for build in inputs.user_builds():
+            if build.cause and build.block_dim not in launch_sizes(build, launches):
+                continue  # an early load at a size no launch used: early-load-block-size's
             if build.device.startswith("cuda"):
                 spread.setdefault(build.module, {}).setdefault(build.block_dim, []).append(build)
         spread = {m: dims for m, dims in spread.items() if len(dims) > 1}
@@ -201,6 +208,19 @@ class BlockDimSpread(Mechanism[BlockDims]):
             FIRED,
             fixes=(),
             declined="would build 3 modules where it builds 2 now",
+        ),
+        Example(
+            "an occupancy query built the module at the default 256, its one kernel's launches at 128: a split "
+            "cannot remove that build (early-load-block-size's)",
+            case.run(
+                builds=[
+                    replace(case.build("step", device="cuda:0", block_dim=256), cause="get_suggested_block_size"),
+                    case.build("step", device="cuda:0", block_dim=128, seq=2),
+                ],
+                launches=[case.launch("integrate", "step", device="cuda:0", block_dim=128)],
+                source=case.index(files=["step.py"], kernels=[case.kernel("integrate", "step.py", 9)]),
+            ),
+            RULED_OUT,
         ),
         Example(
             "every CUDA module built at one block size",

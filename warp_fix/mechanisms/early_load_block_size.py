@@ -24,12 +24,11 @@ from dataclasses import dataclass
 from warp_fix.mechanisms import _situation as case
 from warp_fix.mechanisms._attribution import NoTarget, module_options_target, module_source
 from warp_fix.mechanisms._base import Example, Inputs, Mechanism
-from warp_fix.mechanisms._common import fired, ms, ruled_out, runtime
+from warp_fix.mechanisms._common import fired, launch_sizes, ms, ruled_out, runtime
 from warp_fix.model import ADVISORY, FIRED, RULED_OUT, SAFE, Finding, Fix, NotProposed, Proposal
 from warp_fix.report import Launch, ModuleBuild, Site
 from warp_fix.wording import counted
 
-CUDA_DEFAULT_BLOCK_DIM = 256  # Warp's module option default
 # Calls that always load at the module's default block size; a preload's recorded size may be its own argument
 # (the build's options hold the size it was built at, not the module's default), so it is never assumed.
 TAKE_THE_MODULE_DEFAULT = ("get_suggested_block_size", "Module.load")
@@ -197,7 +196,7 @@ def _wasted(build: ModuleBuild, builds: list[ModuleBuild], launches: list[Launch
         return None
     kind = build.device.split(":")[0]
     mine = [lc for lc in launches if lc.module == build.module and lc.device.split(":")[0] == kind]
-    sizes = sorted({_launch_block_dim(lc, build) for lc in mine})
+    sizes = sorted(launch_sizes(build, mine))
     rebuilt = any(
         b.module == build.module and b.device == build.device and not b.cause and b.block_dim != build.block_dim
         for b in builds
@@ -209,15 +208,6 @@ def _wasted(build: ModuleBuild, builds: list[ModuleBuild], launches: list[Launch
         at_module_default=build.cause in TAKE_THE_MODULE_DEFAULT,
         every_launch_names_it=all(lc.block_dim is not None for lc in mine),
     )
-
-
-def _launch_block_dim(launch: Launch, build: ModuleBuild) -> int:
-    """The block size a launch ran at: as asked, else 1 on the CPU and the module's default on CUDA."""
-    if launch.block_dim is not None:
-        return launch.block_dim
-    if launch.device.startswith("cpu"):
-        return 1
-    return int(build.options.get("block_dim") or CUDA_DEFAULT_BLOCK_DIM)
 
 
 def _said(load: EarlyLoad) -> str:
