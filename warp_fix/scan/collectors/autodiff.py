@@ -133,6 +133,9 @@ class CallCollector(Collector):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._calls: dict[str | None, FunctionCalls] = {}
+        # per function node: its record (keyed by qualname: a function defined twice under one name is one) and
+        # its own parameters, found once instead of at each of its calls
+        self._of_function: dict[int, tuple[FunctionCalls, set[str]]] = {}
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)
@@ -141,10 +144,7 @@ class CallCollector(Collector):
         func = node.func
         name = _callee(func)
         function = self.parsed.innermost_function(node)
-        located = self.parsed.located(node, function.lineno if function is not None else None)
-        calls = self._calls.setdefault(
-            located["function"], FunctionCalls(**located, parameters=sorted(_parameters(function)))
-        )
+        calls, parameters = self._record_of(node, function)
         if self._into_a_library(func) or self.parsed.launch_kind(node):  # wp.copy(...) runs Warp's code, not every
             return  # project function named `copy`; a launch, through a helper too, is recorded as a launch
         method = self.parsed.own_method(node)
@@ -152,12 +152,23 @@ class CallCollector(Collector):
             if method not in calls.methods:
                 calls.methods.append(method)
             return
-        if name is None or (isinstance(func, ast.Name) and name in _parameters(function)):
+        if name is None or (isinstance(func, ast.Name) and name in parameters):
             if isinstance(func, ast.Name | ast.Subscript | ast.Call):
                 calls.dynamic.append(f"{node.lineno}: {self.parsed.source(func)}(...)")
             return
         if name not in calls.callees:
             calls.callees.append(name)
+
+    def _record_of(self, node: ast.Call, function: ast.AST | None) -> tuple[FunctionCalls, set[str]]:
+        found = self._of_function.get(id(function))
+        if found is None:
+            parameters = _parameters(function)
+            located = self.parsed.located(node, function.lineno if function is not None else None)
+            calls = self._calls.get(located["function"])
+            if calls is None:
+                calls = self._calls[located["function"]] = FunctionCalls(**located, parameters=sorted(parameters))
+            found = self._of_function[id(function)] = (calls, parameters)
+        return found
 
     def _into_a_library(self, func: ast.expr) -> bool:
         """The call names Warp's API: a launch under a tape is recorded as a launch, and Warp's other functions

@@ -99,7 +99,7 @@ class KernelCollector(Collector):
         for function in self.parsed.tree.body:
             if not isinstance(function, _Function):
                 continue
-            returns = _own_returns(function)
+            returns = self.parsed.own_returns(function)
             names = [r.value.id if isinstance(r.value, ast.Name) else None for r in returns]
             if len(set(names)) < 2 or not set(names) <= makers:
                 continue
@@ -119,7 +119,7 @@ class KernelCollector(Collector):
         for function in self.parsed.tree.body:
             if not isinstance(function, _Function):
                 continue
-            returns = _own_returns(function)
+            returns = self.parsed.own_returns(function)
             names = [_returned_name(r.value, local, imported, module) for r in returns]
             if not returns or None in names or len(set(names)) < 2:
                 continue
@@ -380,7 +380,7 @@ class KernelCollector(Collector):
                 )
                 for arg in function_parameters(function)
             ],
-            returns=[parsed.source(r.value) if r.value else "None" for r in _own_returns(function)],
+            returns=[parsed.source(r.value) if r.value else "None" for r in parsed.own_returns(function)],
             decorators=[parsed.source(d) for d in function.decorator_list],
         )
 
@@ -451,11 +451,6 @@ def _own_nodes(function: _Function):
         yield node
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             stack.extend(ast.iter_child_nodes(node))
-
-
-def _own_returns(function: _Function) -> list[ast.Return]:
-    returns = [n for n in _own_nodes(function) if isinstance(n, ast.Return)]
-    return sorted(returns, key=lambda r: r.lineno)
 
 
 def _assigns(function: _Function, name: str) -> bool:
