@@ -77,11 +77,14 @@ def cold_run(
         sandbox.remove()
 
 
-def run_on_cache(command: list[str], cwd: Path, timeout: float | None, cache: Path | None) -> TracedRun:
-    """Run with the tracer on the user's cache (`cache` as WARP_CACHE_PATH when given): what verify checks."""
+def run_on_cache(
+    command: list[str], cwd: Path, timeout: float | None, cache: Path | None, hash_seed: dict[str, str]
+) -> TracedRun:
+    """Run with the tracer on the user's cache (`cache` as WARP_CACHE_PATH when given), under `hash_seed`
+    (PYTHONHASHSEED, or nothing to keep the environment's): what verify checks."""
     trace_dir = Path(tempfile.mkdtemp(prefix="warp-fix-verify-"))
     try:
-        env = dict(os.environ)
+        env = {**os.environ, **hash_seed}
         existing = env.get("PYTHONPATH")
         env["PYTHONPATH"] = str(INJECT_DIR) + (os.pathsep + existing if existing else "")
         env["WARP_FIX_TRACE_DIR"] = str(trace_dir)
