@@ -193,7 +193,9 @@ class Manifest:
     modules: tuple[ModuleEntry, ...]
     lto: tuple[ArtifactFile, ...]  # MathDx LTO artifacts under `lto/`
     command: tuple[str, ...]  # what was baked (provenance; not part of the key)
-    hash_seed: str = ""  # the PYTHONHASHSEED the bake ran under (provenance; not part of the key); "" unknown
+    # the PYTHONHASHSEED the bake ran under (provenance; not part of the key); "" unknown, and then not written,
+    # so that an older archive's manifest reads back to the same text (restore compares its record byte for byte)
+    hash_seed: str = ""
 
     @property
     def files(self) -> tuple[ArtifactFile, ...]:
@@ -211,7 +213,7 @@ class Manifest:
             "format": self.format,
             "key": self.key,
             "command": list(self.command),
-            "hash_seed": self.hash_seed,
+            **({"hash_seed": self.hash_seed} if self.hash_seed else {}),
             "environment": self.environment.to_json(),
             "modules": [m.to_json() for m in self.modules],
             "lto": [f.to_json() for f in self.lto],
