@@ -57,6 +57,20 @@ def test_key_ignores_order_and_provenance_but_not_environment_or_identity():
     assert manifest(a, b).key != manifest(a, b, environment=dataclasses.replace(CPU_ENV, python="3.12.1")).key
 
 
+def test_the_bake_seed_is_provenance_kept_through_json_and_out_of_the_key():
+    baked = dataclasses.replace(manifest(entry("a", "1" * 64)), hash_seed="1")
+    assert Manifest.loads(baked.dumps()).hash_seed == "1"
+    assert baked.key == dataclasses.replace(baked, hash_seed="2").key
+
+
+def test_a_manifest_written_before_the_seed_was_recorded_loads_with_it_unknown_and_writes_back_the_same():
+    """Restore compares the record it left in a cache byte for byte: an older archive's must not change."""
+    older = manifest(entry("a", "1" * 64)).to_json()
+    assert "hash_seed" not in older
+    assert Manifest.from_json(older).hash_seed == ""
+    assert Manifest.from_json(older).to_json() == older
+
+
 def test_refusal_names_warp_version_and_cpu_key():
     here = dataclasses.replace(CPU_ENV, warp_version="1.20.0", cpu_key="1.20.0-Linux-x86_64-12345678")
     problems = refusals(manifest(entry("a", "1" * 64)), here)

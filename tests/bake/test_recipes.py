@@ -126,7 +126,7 @@ class Workspace:
     def substitute(self, text: str, run: Path) -> str:
         text = text.replace("s3://team-bucket/warp/", self.store.as_uri() + "/")
         for absolute in ("/warp-cache", "/tmp/warp", "/bake", "/app"):
-            text = re.sub(rf"(?<![\w./-]){re.escape(absolute)}(?=[/\s\"]|$)", str(run) + absolute, text)
+            text = re.sub(rf"(?<![\w./-]){re.escape(absolute)}(?=[/\s\"']|$)", str(run) + absolute, text)
         return text
 
     def shell(self, script: str, run: Path, env: dict[str, str] | None = None) -> str:

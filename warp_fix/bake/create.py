@@ -83,7 +83,8 @@ def manifest_of(run: TracedRun, root: Path, command: list[str]) -> Manifest:
         raise BakeError("the command built no Warp module: there is nothing to bake")
     aot_paths = {f"{a['directory']}/{a['file']}" for a in run.aot_artifacts}
     modules = entries_from_builds(root, builds, aot_paths)
-    return Manifest(MANIFEST_FORMAT, run.environment, tuple(modules), tuple(lto_files(root)), tuple(command))
+    lto = tuple(lto_files(root))
+    return Manifest(MANIFEST_FORMAT, run.environment, tuple(modules), lto, tuple(command), run.hash_seed)
 
 
 def aot_builds(artifacts: tuple[dict, ...]) -> list[ModuleBuild]:

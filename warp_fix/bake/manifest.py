@@ -193,6 +193,9 @@ class Manifest:
     modules: tuple[ModuleEntry, ...]
     lto: tuple[ArtifactFile, ...]  # MathDx LTO artifacts under `lto/`
     command: tuple[str, ...]  # what was baked (provenance; not part of the key)
+    # the PYTHONHASHSEED the bake ran under (provenance; not part of the key); "" unknown, and then not written,
+    # so that an older archive's manifest reads back to the same text (restore compares its record byte for byte)
+    hash_seed: str = ""
 
     @property
     def files(self) -> tuple[ArtifactFile, ...]:
@@ -210,6 +213,7 @@ class Manifest:
             "format": self.format,
             "key": self.key,
             "command": list(self.command),
+            **({"hash_seed": self.hash_seed} if self.hash_seed else {}),
             "environment": self.environment.to_json(),
             "modules": [m.to_json() for m in self.modules],
             "lto": [f.to_json() for f in self.lto],
@@ -230,6 +234,7 @@ class Manifest:
                 modules=tuple(ModuleEntry.from_json(m) for m in data["modules"]),
                 lto=tuple(ArtifactFile.from_json(f) for f in data.get("lto", ())),
                 command=tuple(str(c) for c in data.get("command", ())),
+                hash_seed=_text(data.get("hash_seed", "")),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ManifestError(f"not a warp-fix bake manifest ({type(exc).__name__}: {exc})") from None

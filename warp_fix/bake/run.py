@@ -1,7 +1,9 @@
 """Running the user's command for bake: cold in a private cache (bake), or on the user's cache (verify).
 
 Reuses the probe's sandbox, process runner and tracer; the tracer also writes the environment record
-(`WARP_FIX_BAKE=1`) and, with `--arch`, compiles those archs at exit.
+(`WARP_FIX_BAKE=1`) and, with `--arch`, compiles those archs at exit. The bake runs under the probe's cold
+PYTHONHASHSEED (unless the user's environment pins one), so that the manifest can say which seed its hashes
+came from and verify can run under another: a hash that depends on the process then shows before production.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from warp_fix.bake.environment import environment_from_record
 from warp_fix.bake.errors import BakeError
 from warp_fix.bake.manifest import Environment
+from warp_fix.probe.hash_drift import hash_seeds
 from warp_fix.probe.runner import INJECT_DIR, ProbeError, ProcessRun, Sandbox, run_process
 from warp_fix.probe.trace_file import TracedProcess, read_trace
 from warp_fix.report import ModuleBuild, Trace
@@ -34,6 +37,7 @@ class TracedRun:
     aot_artifacts: tuple[dict, ...]  # raw AOT records: read once by bake.collect_aot
     aot_errors: tuple[str, ...]
     build_process: dict[int, TracedProcess]  # a build's seq -> the process (of a suite's many) that loaded it
+    hash_seed: str  # the PYTHONHASHSEED the command ran under; "" when unset (another in every process)
 
     def process_of(self, build: ModuleBuild) -> str:
         process = self.build_process.get(build.seq)
@@ -54,7 +58,8 @@ def cold_run(
     try:
         if seed is not None:
             seed(sandbox.warp_cache)
-        env = sandbox.environment(dict(os.environ), sandbox.trace_dir("bake"), time.time())
+        cold_seed, _ = hash_seeds(dict(os.environ))
+        env = {**sandbox.environment(dict(os.environ), sandbox.trace_dir("bake"), time.time()), **cold_seed}
         env["WARP_FIX_BAKE"] = "1"
         if archs:
             env["WARP_FIX_BAKE_ARCHS"] = ",".join(str(a) for a in archs)
@@ -72,11 +77,14 @@ def cold_run(
         sandbox.remove()
 
 
-def run_on_cache(command: list[str], cwd: Path, timeout: float | None, cache: Path | None) -> TracedRun:
-    """Run with the tracer on the user's cache (`cache` as WARP_CACHE_PATH when given): what verify checks."""
+def run_on_cache(
+    command: list[str], cwd: Path, timeout: float | None, cache: Path | None, hash_seed: dict[str, str]
+) -> TracedRun:
+    """Run with the tracer on the user's cache (`cache` as WARP_CACHE_PATH when given), under `hash_seed`
+    (PYTHONHASHSEED, or nothing to keep the environment's): what verify checks."""
     trace_dir = Path(tempfile.mkdtemp(prefix="warp-fix-verify-"))
     try:
-        env = dict(os.environ)
+        env = {**os.environ, **hash_seed}
         existing = env.get("PYTHONPATH")
         env["PYTHONPATH"] = str(INJECT_DIR) + (os.pathsep + existing if existing else "")
         env["WARP_FIX_TRACE_DIR"] = str(trace_dir)
@@ -107,4 +115,5 @@ def _run(command, cwd: Path, env: dict[str, str], trace_dir: Path, timeout, repl
     if not facts.warp_imported:
         raise BakeError(f"the command never imported warp: {shlex.join(command)}")
     environment, artifacts, errors = environment_from_record(trace_dir)
-    return TracedRun(process, trace, environment, tuple(artifacts), tuple(errors), facts.build_process)
+    seed = env.get("PYTHONHASHSEED", "")
+    return TracedRun(process, trace, environment, tuple(artifacts), tuple(errors), facts.build_process, seed)

@@ -5,16 +5,20 @@ from the manifest (block_dim, an option, a kernel or generic instance added, the
 the run loaded a module no manifest names (an entry the bake did not make). The run uses a scratch copy
 of the cache (bake/scratch.py): what a failing run compiles never reaches the cache the next check reads.
 In a git repository the run is also recorded (bake/verified.py), so that apply's summary can quote it.
+The run uses another PYTHONHASHSEED than the bake's; a miss that differs by its hash alone is checked under
+the bake's seed, and named as a hash that depends on the process when it loads there (bake/process_hash.py).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from warp_fix.bake.cold_work import identity
 from warp_fix.bake.environment import probe_machine, refusals
-from warp_fix.bake.manifest import Manifest, ModuleEntry, options_from_mapping
+from warp_fix.bake.manifest import Environment, Manifest, ModuleEntry, options_from_mapping
+from warp_fix.bake.process_hash import Suspect, confirmed, verify_seed
 from warp_fix.bake.restore import restored_manifests
 from warp_fix.bake.run import run_on_cache
 from warp_fix.bake.scratch import scratch_cache
@@ -90,8 +94,10 @@ def verify(
     command: list[str], cwd: Path, timeout: float | None, cache: Path | None, manifest: Manifest | None
 ) -> VerifyResult:
     root = probe_machine(None, cache).kernel_cache_dir
+    baked = [manifest] if manifest is not None else restored_manifests(root)
+    seed = verify_seed(os.environ, {m.hash_seed for m in baked})
     with scratch_cache(root) as scratch:
-        run = run_on_cache(command, cwd, timeout, scratch)
+        run = run_on_cache(command, cwd, timeout, scratch, seed)
         builds = [b for b in run.trace.builds if b.status != "error"]
         used = next((b.cache_dir for b in builds if b.cache_dir and b.cache_dir != "None"), "")
     copy = str(scratch / root.name)
@@ -102,17 +108,19 @@ def verify(
         for op in run.trace.cache_ops
         if op.kind in ("clear_kernel_cache", "clear_lto_cache")
     )
+    compiled = [b for b in builds if b.status == "compiled"]
+    suspects = [s for b in compiled if (s := suspect(b, manifests, run.hash_seed)) is not None]
+    seed_bound = confirmed(command, cwd, timeout, root, suspects) if suspects else {}
     misses = tuple(
         Miss(
             b.module,
             b.hash,
             b.device,
             b.block_dim,
-            clears + explain(b, manifests, run.environment, cache_dir),
+            clears + _reasons(b, seed_bound, manifests, run.environment, cache_dir),
             run.process_of(b),
         )
-        for b in builds
-        if b.status == "compiled"
+        for b in compiled
     )
     named = {(m.name, m.hash) for found in manifests for m in found.modules}
     unnamed = tuple(
@@ -127,6 +135,33 @@ def verify(
     identities = frozenset(map(identity, builds))
     remember(cwd, Verification(tuple(command), identities, len(misses), run.process.wall_ms, now(), keys))
     return VerifyResult(misses, unnamed, hits, keys, cache_dir)
+
+
+def _reasons(
+    build: ModuleBuild,
+    seed_bound: dict[tuple[str, str], str],
+    manifests: list[Manifest],
+    environment: Environment | None,
+    cache_dir: str,
+) -> tuple[str, ...]:
+    """The one reason of a hash confirmed to depend on the process (`seed_bound`), else what `explain` finds."""
+    found = seed_bound.get((build.module, build.hash))
+    return (found,) if found else explain(build, manifests, environment, cache_dir)
+
+
+def suspect(build: ModuleBuild, manifests: list[Manifest], seed: str) -> Suspect | None:
+    """`build` as a possible process-dependent hash: the closest manifest entry of its module differs from it
+    by the hash and at most its kernels' names, and the manifest was baked under a known seed other than
+    `seed`, the run's. A changed kernel body looks the same; the confirming run tells them apart."""
+    entries = [(manifest, m) for manifest in manifests for m in manifest.modules if m.name == build.module]
+    if not entries or any(m.hash == build.hash for _, m in entries):
+        return None
+    entry = closest(build, [m for _, m in entries])
+    baked = next(manifest for manifest, m in entries if m is entry)
+    if not same_but_names(build, entry) or not baked.hash_seed or baked.hash_seed == seed:
+        return None
+    hashes = frozenset(m.hash for m in baked.modules if m.name == build.module)
+    return Suspect(build, seed, baked.hash_seed, hashes)
 
 
 def explain(build: ModuleBuild, manifests: list[Manifest], environment, cache_dir: str) -> tuple[str, ...]:
@@ -154,6 +189,34 @@ def closest(build: ModuleBuild, entries: list[ModuleEntry]) -> ModuleEntry:
 
 
 def differences(build: ModuleBuild, entry: ModuleEntry) -> tuple[str, ...]:
+    return tuple(changes(build, entry)) or (
+        f"same kernels, options and block_dim: a kernel's code (or a function it calls) changed "
+        f"(hash {entry.hash[:7]} -> {build.hash[:7]})",
+    )
+
+
+def changes(build: ModuleBuild, entry: ModuleEntry) -> list[str]:
+    """The fields `build` differs from `entry` by, one line each: device, block_dim, kernels, generics, options."""
+    return [
+        *_target_changes(build, entry),
+        *_set_changes("kernel", set(build.kernels), set(entry.kernels)),
+        *_set_changes("generic instance", set(build.generics), set(entry.generics)),
+        *_option_changes(build, entry),
+    ]
+
+
+def same_but_names(build: ModuleBuild, entry: ModuleEntry) -> bool:
+    """Whether `build` is `entry` up to its hash and the names of its kernels: what a name or a constant drawn
+    from Python's salted hash() changes (the same device, block_dim and options, as many kernels and instances)."""
+    return (
+        not _target_changes(build, entry)
+        and not _option_changes(build, entry)
+        and len(set(build.kernels)) == len(set(entry.kernels))
+        and len(set(build.generics)) == len(set(entry.generics))
+    )
+
+
+def _target_changes(build: ModuleBuild, entry: ModuleEntry) -> list[str]:
     reasons = []
     device = build.device.split(":")[0]
     if not any(t.device == device for t in entry.targets):
@@ -162,19 +225,16 @@ def differences(build: ModuleBuild, entry: ModuleEntry) -> tuple[str, ...]:
         )
     if build.block_dim != entry.block_dim:
         reasons.append(f"block_dim {build.block_dim}, manifest {entry.block_dim}")
-    reasons += _set_changes("kernel", set(build.kernels), set(entry.kernels))
-    reasons += _set_changes("generic instance", set(build.generics), set(entry.generics))
+    return reasons
+
+
+def _option_changes(build: ModuleBuild, entry: ModuleEntry) -> list[str]:
     theirs = {o.name: o for o in entry.options}
-    for option in options_from_mapping(build.options):
-        baked = theirs.get(option.name)
-        if baked is not None and baked.value_json != option.value_json and option.name != "block_dim":
-            reasons.append(f"option {option.name} {option.value_json}, manifest {baked.value_json}")
-    if not reasons:
-        reasons.append(
-            f"same kernels, options and block_dim: a kernel's code (or a function it calls) changed "
-            f"(hash {entry.hash[:7]} -> {build.hash[:7]})"
-        )
-    return tuple(reasons)
+    return [
+        f"option {option.name} {option.value_json}, manifest {theirs[option.name].value_json}"
+        for option in options_from_mapping(build.options)
+        if option.name in theirs and theirs[option.name].value_json != option.value_json and option.name != "block_dim"
+    ]
 
 
 def _set_changes(what: str, now: set[str], baked: set[str]) -> list[str]:
