@@ -61,7 +61,7 @@ def test_a_seed_pinned_in_the_environment_is_production_and_verifies_clean(tmp_p
     assert read_manifest(archive).hash_seed == "5"
     capsys.readouterr()
     assert verify(COMMAND, project, tmp_path / "cache") == 0
-    assert "nothing compiled, 1 modules from the cache" in capsys.readouterr().out
+    assert "nothing compiled, 1 module from the cache" in capsys.readouterr().out
 
 
 def test_an_edited_kernel_under_another_seed_is_still_a_changed_kernel(tiny_app, tmp_path, capsys, monkeypatch):

@@ -80,7 +80,7 @@ def _environment_source(result: RestoreResult) -> str:
 def verify_lines(result: VerifyResult) -> list[str]:
     against = ", ".join(result.manifests) or "no manifest"
     if not result.misses and not result.unnamed:
-        return [f"bake verify: ok: nothing compiled, {result.cache_hits} modules from the cache ({against})"]
+        return [f"bake verify: ok: nothing compiled, {counted(result.cache_hits, 'module')} from the cache ({against})"]
     lines = []
     if result.misses:
         compiled = counted(len(result.misses), "module")
