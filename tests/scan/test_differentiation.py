@@ -366,3 +366,79 @@ def test_a_call_on_self_runs_its_own_class_method_not_every_method_of_that_name(
     found = differentiated_kernels(index)
     assert set(found.kernels) == {"throw"}
     assert not found.reaches("examples/show.py")
+
+
+
+LOCAL_STEP = """
+    import warp as wp
+    from beams.model import Beam, summarize
+
+    def test_settles():
+        beam = Beam(4)
+
+        def predict():  # only this test can name it
+            wp.launch(summarize, dim=4, inputs=[beam.x])
+
+        predict()
+"""
+
+
+def test_a_local_function_that_never_leaves_its_test_is_not_every_call_of_its_name(scan):
+    """`beam.predict()` under a tape in one test does not run another test's local `def predict():`: only code
+    inside that test can name it. The tape reaches `Beam.predict` (deflect), not the local one (summarize)."""
+    index = scan(
+        {
+            "beams/model.py": MODEL,
+            "tests/test_settle.py": LOCAL_STEP,
+            "tests/test_grad.py": """
+                import warp as wp
+                from beams.model import Beam
+
+                def test_gradient():
+                    beam = Beam(4)
+                    with wp.Tape():
+                        beam.predict()
+            """,
+        }
+    )
+    (local,) = [c for c in index.calls if c.function == "test_settles.<locals>.predict"]
+    assert local.enclosed_in == "test_settles"
+    found = differentiated_kernels(index)
+    assert found.kernels == {"deflect": "tests/test_grad.py:6"}
+    assert ("tests/test_settle.py", "test_settles.<locals>.predict") not in found.scopes
+
+
+def test_a_local_function_called_under_a_tape_in_its_own_function_is_followed(scan):
+    taped = LOCAL_STEP.replace("        predict()\n", "        with wp.Tape():\n            predict()\n")
+    found = differentiated_kernels(scan({"beams/model.py": MODEL, "tests/test_settle.py": taped}))
+    # the local one, and conservatively every other `predict` (the walk does not tell `predict()` from `x.predict()`)
+    assert found.kernels == {"summarize": "tests/test_settle.py:10", "deflect": "tests/test_settle.py:10"}
+
+
+def test_a_local_function_that_is_returned_can_be_called_from_anywhere_by_name(scan):
+    """`make_predict()` returns its local `predict`: whoever holds it may call it as `model.predict()`."""
+    index = scan(
+        {
+            "beams/model.py": MODEL,
+            "beams/factory.py": """
+                import warp as wp
+                from beams.model import summarize
+
+                def make_predict(x):
+                    def predict():
+                        wp.launch(summarize, dim=1, inputs=[x])
+
+                    return predict
+            """,
+            "scripts/fit.py": """
+                import warp as wp
+
+                def fit(model):
+                    with wp.Tape():
+                        model.predict()
+            """,
+        }
+    )
+    (local,) = [c for c in index.calls if c.function == "make_predict.<locals>.predict"]
+    assert local.enclosed_in is None
+    assert differentiated_kernels(index).kernels == {"deflect": "scripts/fit.py:4", "summarize": "scripts/fit.py:4"}

@@ -5,7 +5,8 @@ same kernels: turning their backward code off per module would break that script
 `wp.Tape()`, `.backward(...)` on a tape, or `wp.launch(..., adjoint=True)`: from a tape, at what its `with`
 blocks launch and call (the whole function when it is recorded otherwise: a tape handed to a helper; the callers
 of a `@contextmanager` whose `with tape:` block yields), follows
-the repository's calls by name (conservatively: `sim.step()` reaches every function named `step`), and
+the repository's calls by name (conservatively: `sim.step()` reaches every function named `step`, except a
+function nested in another that never leaves it as a value, which only code inside that function can name), and
 collects the kernels launched on the way. A launch whose kernel it cannot name, or a call it cannot follow by
 name (a function passed in as a parameter, one picked from a container, `getattr(obj, name)()`), is kept as
 unresolved, per tape: what such a call runs is unknown, but it can only be code of a file that the program holding
@@ -99,11 +100,7 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
     """Follow the repository's calls from each tape and adjoint launch to the kernels they launch. `answered`:
     (file, function name) of tapes the measured run itself recorded: what they record is the run's to say (its
     gradient uses), not a walk by name's, so they are not followed here."""
-    by_name: dict[str, list[Scope]] = {}
-    for calls in index.calls:
-        if calls.function is not None:
-            for name in _names_of(calls.function):
-                by_name.setdefault(name, []).append((calls.file, calls.function))
+    by_name = _NamedFunctions(index)
     callees = {(c.file, c.function): c.callees for c in index.calls}
     methods = {(c.file, c.function): [(c.file, m) for m in c.methods] for c in index.calls}
     callers: dict[str, list[Scope]] = {}
@@ -129,7 +126,8 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
         unfollowed: dict[UnfollowedCall, Scope] = {}  # each call the walk cannot follow, and the scope holding it
         pending = [(file, function)]
         if blocks:  # only what its `with` blocks launch and call is recorded
-            pending = [scope for block in blocks for callee in block.callees for scope in by_name.get(callee, [])]
+            tape = (file, function)
+            pending = [scope for block in blocks for callee in block.callees for scope in by_name(callee, tape)]
             pending += [(file, method) for block in blocks for method in block.methods]
             if function is not None and any(block.yields for block in blocks):
                 # a context manager recording while its caller's `with` block runs: the callers count whole
@@ -148,7 +146,7 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
             for launch in launches.get(scope, []):
                 _reach(launch, known, origin, found, unfollowed)
             for callee in callees.get(scope, []):  # a scope already walked would be popped and passed over
-                pending += [reached for reached in by_name.get(callee, ()) if reached not in found.scopes]
+                pending += [reached for reached in by_name(callee, scope) if reached not in found.scopes]
             pending += [reached for reached in methods.get(scope, ()) if reached not in found.scopes]
             unfollowed.update(dict.fromkeys(_dynamic(scope[0], dynamic.get(scope, [])), scope))
         if unfollowed:
@@ -184,6 +182,34 @@ def _dynamic(file: str, calls: list[str]) -> list[UnfollowedCall]:
     """The scan's "line: text" records of calls it cannot follow by name."""
     return [UnfollowedCall(file, int(line), text, text.removesuffix("(...)"))
             for line, text in (call.split(": ", 1) for call in calls)]
+
+
+class _NamedFunctions:
+    """The functions a call by name can reach: every function of the repository by that name (conservatively),
+    except a nested one that never leaves its enclosing function, which only code inside that function can name
+    (a test's local `def step():` is not every `solver.step(...)` of the repository)."""
+
+    def __init__(self, index: SourceIndex) -> None:
+        self.anywhere: dict[str, list[Scope]] = {}
+        self.enclosed: dict[tuple[str, str], list[tuple[Scope, str]]] = {}  # (file, name) -> (scope, enclosing)
+        for calls in index.calls:
+            if calls.function is None:
+                continue
+            scope = (calls.file, calls.function)
+            for name in _names_of(calls.function):
+                if calls.enclosed_in is None:
+                    self.anywhere.setdefault(name, []).append(scope)
+                else:
+                    self.enclosed.setdefault((calls.file, name), []).append((scope, calls.enclosed_in))
+
+    def __call__(self, name: str, caller: Scope) -> list[Scope]:
+        file, function = caller
+        inside = [
+            scope
+            for scope, outer in self.enclosed.get((file, name), ())
+            if function is not None and (function == outer or function.startswith(f"{outer}.<locals>."))
+        ]
+        return [*self.anywhere.get(name, ()), *inside]
 
 
 def _names_of(qualname: str) -> list[str]:

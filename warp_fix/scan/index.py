@@ -267,6 +267,9 @@ class FunctionCalls(Located):
     # `self.advance(...)` where the enclosing class defines `advance`: that method of this file (its qualname),
     # not every function named `advance`
     methods: list[str] = field(default_factory=list)
+    # A function nested in another that never leaves it as a value (not returned, stored, passed or decorated):
+    # only code inside that function can call it, by name. The enclosing function's qualname; None otherwise.
+    enclosed_in: str | None = None
 
 
 @dataclass(kw_only=True)

@@ -168,7 +168,25 @@ class CallCollector(Collector):
             if calls is None:
                 calls = self._calls[located["function"]] = FunctionCalls(**located, parameters=sorted(parameters))
             found = self._of_function[id(function)] = (calls, parameters)
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and calls.enclosed_in is None:
+                calls.enclosed_in = self._enclosed_in(function)
         return found
+
+    def _enclosed_in(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+        """The qualname of the function `function` is nested in, when no code outside that function can reach it:
+        every use of its name there is a call, it is not decorated and not declared global or nonlocal."""
+        around = self.parsed.enclosing_definitions(function)
+        if not around or not isinstance(around[-1], ast.FunctionDef | ast.AsyncFunctionDef) or function.decorator_list:
+            return None  # module scope, a method (an instance goes anywhere), or a decorator that may register it
+        outer, name = around[-1], function.name
+        for node in ast.walk(outer):
+            if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
+                return None
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                parent = self.parsed.parent_of(node)
+                if not (isinstance(parent, ast.Call) and parent.func is node):
+                    return None  # returned, stored, passed on: callable from anywhere it goes
+        return self.parsed.function_of(function)
 
     def _into_a_library(self, func: ast.expr) -> bool:
         """The call names Warp's API: a launch under a tape is recorded as a launch, and Warp's other functions
