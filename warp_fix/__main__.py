@@ -2,4 +2,5 @@ import sys
 
 from warp_fix.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when a spawned worker process imports it
+    sys.exit(main())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,7 @@ class ParsedFile:
     _helpers: tuple[dict[str, str], set[int]] | None = field(default=None, repr=False)
     _bound_to_warp: frozenset[str] | None = field(default=None, repr=False)
     _returns: dict[int, list[ast.Return]] | None = field(default=None, repr=False)
+    _symbols: dict[int, str | None] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.line_starts = _line_starts(self.text)
@@ -56,7 +58,11 @@ class ParsedFile:
     # Names ---------------------------------------------------------------------------------------
 
     def warp_symbol(self, node: ast.AST) -> str | None:
-        return self.resolver.warp_symbol(node)
+        """Asked of the same call by most collectors: answered once per node (millions of asks on a large tree)."""
+        key = id(node)
+        if key not in self._symbols:
+            self._symbols[key] = self.resolver.warp_symbol(node)
+        return self._symbols[key]
 
     def qualified_names(self, node: ast.AST) -> frozenset[str]:
         return self.resolver.qualified_names(dotted_name(node))
@@ -144,12 +150,14 @@ class ParsedFile:
         return self.parents.get(id(node))
 
     def ancestors(self, node: ast.AST) -> list[ast.AST]:
-        found = []
-        current = self.parent_of(node)
+        return list(self.iter_ancestors(node))
+
+    def iter_ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        """Parent, grandparent, ...: lazily, for the questions the nearest enclosing node answers."""
+        current = self.parents.get(id(node))
         while current is not None:
-            found.append(current)
-            current = self.parent_of(current)
-        return found
+            yield current
+            current = self.parents.get(id(current))
 
     def enclosing_definitions(self, node: ast.AST) -> list[_Definition]:
         """Functions and classes around `node`, outermost first (`node` itself excluded)."""
@@ -190,7 +198,7 @@ class ParsedFile:
         return self._returns.get(id(function), [])
 
     def innermost_function(self, node: ast.AST) -> _Function | None:
-        return next((a for a in self.ancestors(node) if isinstance(a, _Function)), None)
+        return next((a for a in self.iter_ancestors(node) if isinstance(a, _Function)), None)
 
     def located(self, node: ast.AST, line: int | None = None) -> dict[str, Any]:
         """The common `Located` fields of an item at `node`."""
@@ -208,7 +216,7 @@ class ParsedFile:
         """
         guards: list[str] = []
         child = node
-        for parent in self.ancestors(node):
+        for parent in self.iter_ancestors(node):
             if isinstance(parent, _Definition):
                 break
             if isinstance(parent, ast.If) and child is not parent.test:

@@ -89,7 +89,7 @@ class TapeCollector(Collector):
     def _entered_in_class(self, call: ast.Call, receiver: str) -> list[tuple[ast.AST, list[TapeBlock]]]:
         """A tape kept on an attribute is recorded where the class's methods enter it (`with self.tape:`), not in
         the method that made it: per method, its first such `with` and the blocks it holds."""
-        owner = next((a for a in self.parsed.ancestors(call) if isinstance(a, ast.ClassDef)), None)
+        owner = next((a for a in self.parsed.iter_ancestors(call) if isinstance(a, ast.ClassDef)), None)
         if owner is None:
             return []
         entered = []
@@ -136,6 +136,7 @@ class CallCollector(Collector):
         # per function node: its record (keyed by qualname: a function defined twice under one name is one) and
         # its own parameters, found once instead of at each of its calls
         self._of_function: dict[int, tuple[FunctionCalls, set[str]]] = {}
+        self._escaping: dict[int, frozenset[str]] = {}  # per enclosing function node, see `_escaping_names`
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)
@@ -178,15 +179,25 @@ class CallCollector(Collector):
         around = self.parsed.enclosing_definitions(function)
         if not around or not isinstance(around[-1], ast.FunctionDef | ast.AsyncFunctionDef) or function.decorator_list:
             return None  # module scope, a method (an instance goes anywhere), or a decorator that may register it
-        outer, name = around[-1], function.name
-        for node in ast.walk(outer):
-            if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
-                return None
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-                parent = self.parsed.parent_of(node)
-                if not (isinstance(parent, ast.Call) and parent.func is node):
-                    return None  # returned, stored, passed on: callable from anywhere it goes
+        if function.name in self._escaping_names(around[-1]):
+            return None  # returned, stored, passed on: callable from anywhere it goes
         return self.parsed.function_of(function)
+
+    def _escaping_names(self, outer: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+        """Names `outer` declares global or nonlocal or uses other than by calling them: one walk per enclosing
+        function, whatever the number of functions nested in it."""
+        found = self._escaping.get(id(outer))
+        if found is None:
+            names: set[str] = set()
+            for node in ast.walk(outer):
+                if isinstance(node, ast.Global | ast.Nonlocal):
+                    names.update(node.names)
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    parent = self.parsed.parent_of(node)
+                    if not (isinstance(parent, ast.Call) and parent.func is node):
+                        names.add(node.id)
+            found = self._escaping[id(outer)] = frozenset(names)
+        return found
 
     def _into_a_library(self, func: ast.expr) -> bool:
         """The call names Warp's API: a launch under a tape is recorded as a launch, and Warp's other functions

@@ -24,7 +24,7 @@ class LoopFactoryCallCollector(Collector):
         if not self.parsed.info.in_repo or self.parsed.launch_kind(node) is None:
             return
         function = self.parsed.innermost_function(node)
-        loop = next((a for a in self.parsed.ancestors(node) if isinstance(a, ast.For | _Function)), None)
+        loop = next((a for a in self.parsed.iter_ancestors(node) if isinstance(a, ast.For | _Function)), None)
         if function is None or not isinstance(loop, ast.For):
             return
         kernel = argument(node, "kernel", LAUNCH_POSITIONS["kernel"])
@@ -33,7 +33,7 @@ class LoopFactoryCallCollector(Collector):
             return
         origin, detail, init_line, constructor_values = self._origin(loop.iter, function)
         targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-        cls = next((a for a in self.parsed.ancestors(function) if isinstance(a, ast.ClassDef)), None)
+        cls = next((a for a in self.parsed.iter_ancestors(function) if isinstance(a, ast.ClassDef)), None)
         arguments = [self.parsed.source(a) for a in call.args]
         arguments += [f"{k.arg}={self.parsed.source(k.value)}" if k.arg else f"**{self.parsed.source(k.value)}"
                       for k in call.keywords]
