@@ -261,20 +261,37 @@ class RenamedKernels(Transformation):
         return variant
 
 
-def _is_kernel(node: cst.BaseExpression) -> bool:
-    """`wp.kernel` or `kernel` (the decorator or the function)."""
-    return (isinstance(node, cst.Attribute) and node.attr.value == "kernel") or (
-        isinstance(node, cst.Name) and node.value == "kernel"
-    )
+def _warp_kernel_names(code: str) -> tuple[str | None, bool]:
+    """(the alias of a module-scope `import warp as <alias>`, whether `from warp import kernel` binds `kernel`):
+    how the file names Warp's `kernel` (a method of the project's named `kernel` is not it)."""
+    tree = ast.parse(code)
+    imported = any(
+        isinstance(n, ast.ImportFrom) and n.module == "warp"
+        and any(a.name == "kernel" and not a.asname for a in n.names)
+        for n in tree.body
+    )  # fmt: skip
+    return module_level_warp_alias(code) or ("warp" if "warp" in names_in(code) else None), imported
 
 
-class _UniqueThroughConstant(cst.CSTTransformer):
-    def __init__(self, constant: str) -> None:
+class _WarpKernelTransformer(cst.CSTTransformer):
+    def __init__(self, code: str) -> None:
+        self.alias, self.imported = _warp_kernel_names(code)
+
+    def is_kernel(self, node: cst.BaseExpression) -> bool:
+        """`wp.kernel` or, where the file imports it so, `kernel` (the decorator or the function)."""
+        if isinstance(node, cst.Attribute):
+            return node.attr.value == "kernel" and isinstance(node.value, cst.Name) and node.value.value == self.alias
+        return self.imported and isinstance(node, cst.Name) and node.value == "kernel"
+
+
+class _UniqueThroughConstant(_WarpKernelTransformer):
+    def __init__(self, code: str, constant: str) -> None:
+        super().__init__(code)
         self.constant = constant
         self.changed = False
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not _is_kernel(original_node.func):
+        if not self.is_kernel(original_node.func):
             return updated_node
         args = []
         for arg in updated_node.args:
@@ -325,7 +342,7 @@ class UniqueModuleThroughConstant(Transformation):
     def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
         if self.CONSTANT in names_in(module.code):
             return None
-        transformer = _UniqueThroughConstant(self.CONSTANT)
+        transformer = _UniqueThroughConstant(module.code, self.CONSTANT)
         new = module.visit(transformer)
         if not transformer.changed:
             return None
@@ -349,8 +366,9 @@ def _python_module(path: str, fixture: Fixture) -> str | None:
     return dotted
 
 
-class _NameDefaultModule(cst.CSTTransformer):
-    def __init__(self, name: str) -> None:
+class _NameDefaultModule(_WarpKernelTransformer):
+    def __init__(self, code: str, name: str) -> None:
+        super().__init__(code)
         self.module = cst.Arg(
             keyword=cst.Name("module"),
             value=cst.SimpleString(f'"{name}"'),
@@ -368,12 +386,12 @@ class _NameDefaultModule(cst.CSTTransformer):
         return call.with_changes(args=[*args, self.module])
 
     def leave_Decorator(self, original_node: cst.Decorator, updated_node: cst.Decorator) -> cst.Decorator:
-        if _is_kernel(updated_node.decorator):
+        if self.is_kernel(updated_node.decorator):
             return updated_node.with_changes(decorator=cst.Call(func=updated_node.decorator, args=[self.module]))
         return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        return self._named(updated_node) if _is_kernel(original_node.func) else updated_node
+        return self._named(updated_node) if self.is_kernel(original_node.func) else updated_node
 
 
 class FileModuleNamed(Transformation):
@@ -403,6 +421,13 @@ class FileModuleNamed(Transformation):
             ),
             others=(("pkg/__init__.py", ""),),
         ),
+        # a plugin's own `kernel()` method is not Warp's
+        Example(
+            path="pkg/ops.py",
+            before="import warp as wp\n\n\ndef run(plugin):\n    return plugin.kernel()\n",
+            after="import warp as wp\n\n\ndef run(plugin):\n    return plugin.kernel()\n",
+            others=(("pkg/__init__.py", ""),),
+        ),
         # the command's own script: its kernels are in __main__
         Example(
             path="pkg/__main__.py",
@@ -419,4 +444,4 @@ class FileModuleNamed(Transformation):
 
     def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
         name = _python_module(path, fixture)
-        return module.visit(_NameDefaultModule(name)) if name is not None else None
+        return module.visit(_NameDefaultModule(module.code, name)) if name is not None else None
