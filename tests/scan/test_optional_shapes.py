@@ -38,6 +38,12 @@ SHAPES = {
         "def make_glow():\n" + kernel("glow", "    ") + "    return glow\n\n\n"
         "def effect(key):\n    match key:\n        case 'fade':\n            return make_fade\n"
         "        case _:\n            return make_glow\n", "glow", True),
+    "a registry of factories looked up among the module's own names: getattr on the module": (
+        "import sys\n\n\ndef make_fade():\n" + kernel("fade", "    ") + "    return fade\n\n\n"
+        "def effect(key):\n    return getattr(sys.modules[__name__], f'make_{key}')()\n", "fade", True),
+    "a registry of factories looked up among the module's own names: globals()": (
+        "def fade_factory():\n" + kernel("fade", "    ") + "    return fade\n\n\n"
+        "def effect(key):\n    return globals()[f'{key}_factory']()\n", "fade", True),
     "factories picked by a module constant (its own code: every run picks the same)": (
         "FAST = True\n\n\ndef make_fade():\n" + kernel("fade", "    ") + "    return fade\n\n\n"
         "def make_glow():\n" + kernel("glow", "    ") + "    return glow\n\n\n"
@@ -66,3 +72,22 @@ def test_the_scope_calls_each_plugin_shape_optional(scan, shape):
     index = scan({"app/__init__.py": "", "app/plugins.py": "import warp as wp\n\n\n" + source})
     (found,) = [k for k in index.kernels if k.name == name]
     assert (optional_reason(found) is not None) is optional, found.chosen_by
+
+
+@pytest.mark.parametrize(
+    ("lookup", "label"),
+    [
+        ("getattr(sys.modules[__name__], f'make_{key}')", 'getattr(sys.modules[__name__], f"make_{...}")'),
+        ("globals()[f'make_{key}']", 'globals()[f"make_{...}"]'),
+    ],
+)
+def test_a_lookup_of_the_modules_own_names_is_a_registry_of_every_name_that_fits(scan, lookup, label):
+    source = (
+        "import sys\n\nimport warp as wp\n\n\ndef make_fade():\n" + kernel("fade", "    ") + "    return fade\n\n\n"
+        "def helper():\n" + kernel("other", "    ") + "    return other\n\n\n"
+        f"def effect(key):\n    return {lookup}()\n"
+    )
+    index = scan({"app/__init__.py": "", "app/plugins.py": source})
+    kernels = {k.name: k for k in index.kernels}
+    assert optional_reason(kernels["fade"]) == f"fade is an entry of the registry {label}: optional plugin code"
+    assert optional_reason(kernels["other"]) is None  # `helper` does not fit `make_*`

@@ -350,6 +350,16 @@ class RegistryAsModuleGetattr(Transformation):
             return new
         return after_leading_imports(new, cst.parse_statement("import sys\n"))
 
+    def apply(self, fixture: Fixture) -> Variant | Skip:
+        """The variant, naming each lookup as the plan names a registry: `getattr(sys.modules[__name__],
+        f"make_{...}")` is `EFFECTS[...]`."""
+        variant = super().apply(fixture)
+        if isinstance(variant, Variant):
+            for path, text in fixture.sources.items():
+                for name, (prefix, suffix) in self._patterns(path, ast.parse(text), fixture).items():
+                    variant.names[f'getattr(sys.modules[__name__], f"{prefix}{{...}}{suffix}")'] = f"{name}[...]"
+        return variant
+
     def _patterns(self, path: str, tree: ast.Module, fixture: Fixture) -> dict[str, tuple[str, str]]:
         """The file's registries this transformation rewrites -> the (prefix, suffix) of their entries."""
         text = fixture.sources[path]

@@ -75,6 +75,8 @@ class KernelCollector(Collector):
                         registries.setdefault(value.id, f"{name}[...]")
         for entry, selector in self._factory_selectors().items():
             registries.setdefault(entry, f"{selector}(...)")
+        for entry, lookup in self._own_name_lookups().items():
+            registries.setdefault(entry, lookup)
         for kernel in self.found.kernels:
             owner = kernel.enclosing_functions[0] if kernel.enclosing_functions else kernel.name
             # a plugin class listed by name (`TRANSFORMS = {"blur": Blur}`) owns the kernels its methods make
@@ -105,6 +107,23 @@ class KernelCollector(Collector):
                 continue
             if all(self._chosen_by(r) for r in returns[:-1]):  # the last may be the fall-through default
                 entries.update({name: function.name for name in names if name})
+        return entries
+
+    def _own_name_lookups(self) -> dict[str, str]:
+        """Module-scope function or class -> the lookup that picks it from the file's own names by a name made at
+        run time (`getattr(sys.modules[__name__], f"make_{key}")`, `globals()[f"make_{key}"]`): the registry of
+        every name of the file that fits the pattern, written without a dict, so its entries are, as a dict
+        registry's, made only for the name a run looks up."""
+        makers = [n.name for n in self.parsed.tree.body if isinstance(n, _Function | ast.ClassDef)]
+        entries: dict[str, str] = {}
+        for node in ast.walk(self.parsed.tree):
+            found = _own_name_lookup(node)
+            if found is None:
+                continue
+            label, (prefix, suffix) = found
+            fits = [n for n in makers if len(n) > len(prefix + suffix) and n.startswith(prefix) and n.endswith(suffix)]
+            for name in fits:
+                entries.setdefault(name, label)
         return entries
 
     def _mark_alternatives(self) -> None:
@@ -397,6 +416,36 @@ def link_selectors(index: SourceIndex) -> None:
             if kernel is not None and kernel.picked_by is None:
                 kernel.picked_by, kernel.picked_by_file = selector.name, selector.file
                 kernel.picked_by_line = selector.line
+
+
+def _own_name_lookup(node: ast.AST) -> tuple[str, tuple[str, str]] | None:
+    """(how the plan names it, (prefix, suffix)) of a lookup of this module's own names by a name made at run time:
+    `getattr(sys.modules[__name__], f"make_{key}")` or `globals()[f"make_{key}"]`, named with `{...}` for the
+    key (`warp_fix.scope.optional_reason` reads it so); None for anything else."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+        this_module = (
+            len(node.args) == 2 and isinstance(target := node.args[0], ast.Subscript)
+            and ast.unparse(target) == "sys.modules[__name__]"
+        )  # fmt: skip
+        pattern = _name_pattern(node.args[1]) if this_module else None
+        return (f'getattr(sys.modules[__name__], f"{pattern[0]}{{...}}{pattern[1]}")', pattern) if pattern else None
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "globals()":
+        pattern = _name_pattern(node.slice)
+        return (f'globals()[f"{pattern[0]}{{...}}{pattern[1]}"]', pattern) if pattern else None
+    return None
+
+
+def _name_pattern(name: ast.expr) -> tuple[str, str] | None:
+    """(prefix, suffix) of `f"make_{key}"`: one value between constant text, at least one side of it."""
+    if not isinstance(name, ast.JoinedStr):
+        return None
+    parts = name.values
+    holes = [i for i, part in enumerate(parts) if isinstance(part, ast.FormattedValue)]
+    if len(holes) != 1 or len(parts) > 3 or parts[holes[0]].conversion != -1 or parts[holes[0]].format_spec:
+        return None
+    prefix = parts[0].value if holes[0] == 1 else ""
+    suffix = parts[-1].value if holes[0] == len(parts) - 2 else ""
+    return (prefix, suffix) if prefix or suffix else None
 
 
 def _returned_name(value: ast.expr | None, local: set[str], imported: dict[str, str], module: str) -> str | None:
