@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.variants.calls import LaunchThroughHelper
 from tests.variants.dispatch import (
     ArgumentAsModuleConstant,
+    AttributeReadIntoLocal,
     IfChainAsMatch,
     RegistryAsFunction,
     RegistryAsModuleGetattr,
@@ -30,6 +31,7 @@ TRANSFORMATIONS: tuple[Transformation, ...] = (
     IfChainAsMatch(),
     RegistryAsModuleGetattr(),
     ArgumentAsModuleConstant(),
+    AttributeReadIntoLocal(),
     LaunchThroughHelper(),
     PositionalLaunchArguments(),
     KeywordLaunchArguments(),

@@ -524,3 +524,122 @@ class ArgumentAsModuleConstant(Transformation):
             if any(constants):
                 found[(call.lineno, call.col_offset)] = constants
         return found
+
+
+def _string_compared_attributes(method: ast.FunctionDef) -> set[str]:
+    """`X` of each `self.X` an `if` test of the method compares with a string (`if self.kind == "edge":`)."""
+    found: set[str] = set()
+    for node in ast.walk(method):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides):
+            found |= {
+                s.attr for s in sides
+                if isinstance(s, ast.Attribute) and isinstance(s.value, ast.Name) and s.value.id == "self"
+            }  # fmt: skip
+    return found
+
+
+def _set_once_in_init(attribute: str, cls: ast.ClassDef, fixture: Fixture) -> bool:
+    """The project stores `.attribute` once, as `self.attribute = ...` in the class's `__init__`, and never by
+    `setattr`, and the class defines no member of that name (a property would run code at each read)."""
+    stores = [
+        node for text in fixture.every_python_file.values() for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.ctx, ast.Store | ast.Del)
+    ]  # fmt: skip
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    in_init = len(stores) == 1 and init is not None and any(
+        isinstance(n, ast.Attribute) and n.attr == attribute and isinstance(n.ctx, ast.Store) for n in ast.walk(init)
+    )
+    dynamic = any("setattr(" in text or "__dict__" in text for text in fixture.every_python_file.values())
+    members = {n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return in_init and not dynamic and attribute not in members
+
+
+class _AttributesToLocals(cst.CSTTransformer):
+    def __init__(self, reads: dict[tuple[str, str], set[str]]) -> None:
+        self.reads = reads  # (class, method) -> the attributes the method reads once into a local
+        self.classes: list[str] = []
+        self.current: set[str] = set()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self.classes.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.classes and not self.current:
+            self.current = self.reads.get((self.classes[-1], node.name.value), set())
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        value = original_node.value
+        if isinstance(value, cst.Name) and value.value == "self" and original_node.attr.value in self.current:
+            return cst.Name(original_node.attr.value)
+        return updated_node
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if not (self.classes and self.current) or (self.classes[-1], original_node.name.value) not in self.reads:
+            return updated_node
+        body = list(updated_node.body.body)
+        at = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) else 0
+        reads = [cst.parse_statement(f"{name} = self.{name}\n") for name in sorted(self.current)]
+        self.current = set()
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*body[:at], *reads, *body[at:]]))
+
+
+class AttributeReadIntoLocal(Transformation):
+    """The kind an object was given (`Filter("edge")` stores `self.kind`) is read once into a local at the start
+    of the method that branches on it (`kind = self.kind` ... `if kind == "edge":`), as many projects write it.
+    The value is the same where the attribute is set once, in `__init__`, and nothing else can change it."""
+
+    NAME = "attribute-read-into-local"
+    FAMILY = "dispatch"
+    DESCRIPTION = (
+        'A method that compares `self.kind` with strings reads it once into a local: `kind = self.kind` ... '
+        '`if kind == "edge":`.'
+    )
+    NOTHING_TO_REWRITE = (
+        "no method compares with a string an attribute set once in __init__ (and by no setattr) whose name is free"
+    )
+    EXAMPLES = (
+        Example(
+            before=(
+                "class Filter:\n    def __init__(self, kind):\n        self.kind = kind\n\n    def kernel(self):\n"
+                '        """The kernel of its kind."""\n        if self.kind == "edge":\n            return 1\n'
+                "        raise ValueError(self.kind)\n"
+            ),
+            after=(
+                "class Filter:\n    def __init__(self, kind):\n        self.kind = kind\n\n    def kernel(self):\n"
+                '        """The kernel of its kind."""\n        kind = self.kind\n        if kind == "edge":\n'
+                "            return 1\n        raise ValueError(kind)\n"
+            ),
+        ),
+        # an attribute set again later could change between the start of the method and its test
+        Example(
+            before=(
+                "class Filter:\n    def __init__(self, kind):\n        self.kind = kind\n\n    def kernel(self):\n"
+                '        self.kind = "edge"\n        if self.kind == "edge":\n            return 1\n'
+            ),
+            after=(
+                "class Filter:\n    def __init__(self, kind):\n        self.kind = kind\n\n    def kernel(self):\n"
+                '        self.kind = "edge"\n        if self.kind == "edge":\n            return 1\n'
+            ),
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        tree = ast.parse(module.code)
+        reads: dict[tuple[str, str], set[str]] = {}
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            for method in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name != "__init__"):
+                taken = names_in(ast.unparse(method))
+                attributes = {
+                    a for a in _string_compared_attributes(method)
+                    if a not in taken and _set_once_in_init(a, cls, fixture)
+                }  # fmt: skip
+                if attributes:
+                    reads[(cls.name, method.name)] = attributes
+        return module.visit(_AttributesToLocals(reads)) if reads else None
