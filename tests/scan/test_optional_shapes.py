@@ -58,6 +58,12 @@ SHAPES = {
     "match on the kind an object was given": (
         "class Filter:\n    def kernel(self):\n        match self.kind:\n            case 'edge':\n"
         + kernel("edge", "                ") + "                return edge\n", "edge", True),
+    "a branch on the kind an object was given, read once into a local": (
+        "class Filter:\n    def kernel(self):\n        kind = self.kind\n        if kind == 'edge':\n"
+        + kernel("edge", "            ") + "            return edge\n", "edge", True),
+    "a mode flag of the object read into a local (its own code)": (
+        "class Recorder:\n    def record(self):\n        sync = self.sync_mode\n        if sync:\n"
+        + kernel("advance", "            ") + "            return advance\n", "advance", False),
     "a mode flag of the object (its own code)": (
         "class Recorder:\n    def record(self):\n        if self.sync_mode:\n" + kernel("advance", "            ")
         + "            return advance\n", "advance", False),
@@ -91,3 +97,15 @@ def test_a_lookup_of_the_modules_own_names_is_a_registry_of_every_name_that_fits
     kernels = {k.name: k for k in index.kernels}
     assert optional_reason(kernels["fade"]) == f"fade is an entry of the registry {label}: optional plugin code"
     assert optional_reason(kernels["other"]) is None  # `helper` does not fit `make_*`
+
+
+def test_a_local_read_once_from_an_attribute_of_self_is_that_attribute(scan):
+    def chosen_by(method_body: str) -> list[str]:
+        source = "import warp as wp\n\n\nclass Filter:\n    def kernel(self):\n" + method_body
+        index = scan({"app/__init__.py": "", "app/plugins.py": source + kernel("edge", "            ")})
+        return next(k for k in index.kernels if k.name == "edge").chosen_by
+
+    attribute = chosen_by("        if self.kind == 'edge':\n")
+    assert chosen_by("        kind = self.kind\n        if kind == 'edge':\n") == attribute == ["self", "self.kind"]
+    # a local bound twice may hold something else at the test
+    assert chosen_by("        kind = self.kind\n        kind = 'x'\n        if kind == 'edge':\n") == []

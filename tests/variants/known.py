@@ -25,6 +25,7 @@ FIXED: dict[tuple[str, str], str] = {
     ("factory_in_loop", "launch-through-helper"): LOOP_COLLECTOR,  # the same, for the loop that launches
     ("lifecycle_modules", "launch-through-helper"): GRANULAR_SITES,  # lifecycles from the load's stack
     ("plugin_dispatch", "registry-as-module-getattr"): KERNEL_COLLECTOR,  # getattr on the module is a registry
+    ("plugin_transforms", "attribute-read-into-local"): KERNEL_COLLECTOR,  # `kind = self.kind` is self.kind
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 
 from ..captures import FactoryScopes
 from ..index import (
@@ -274,6 +275,7 @@ class KernelCollector(Collector):
         if function is None:
             return []
         parameters = {arg.arg for arg in function_parameters(function)}
+        aliases = _self_attribute_aliases(function)
         read: set[str] = set()
         child = node
         for parent in self.parsed.ancestors(node):
@@ -283,6 +285,7 @@ class KernelCollector(Collector):
             elif isinstance(parent, ast.Match) and child is not parent.subject:
                 tests.append((parent.subject, parent))
             for test, branch in tests:
+                test = _with_attributes_for_aliases(test, aliases)  # noqa: PLW2901
                 read |= {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
                 read |= _kinds_of_self(test, branch)
             if parent is function:
@@ -458,6 +461,30 @@ def _returned_name(value: ast.expr | None, local: set[str], imported: dict[str, 
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in imported:
         return f"{imported[value.value.id]}.{value.attr}"
     return None
+
+
+def _self_attribute_aliases(function: _Function) -> dict[str, ast.Attribute]:
+    """Local -> `self.<attribute>` for each local the function binds once, to an attribute of `self`
+    (`kind = self.kind`): a test of the local is a test of the attribute."""
+    stores = [n for n in _own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    once = {name for name in {n.id for n in stores} if sum(n.id == name for n in stores) == 1}
+    return {
+        node.targets[0].id: node.value for node in _own_nodes(function)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id in once and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"
+    }  # fmt: skip
+
+
+def _with_attributes_for_aliases(test: ast.expr, aliases: dict[str, ast.Attribute]) -> ast.expr:
+    """`test` with each local alias of an attribute of `self` read as that attribute (`kind == "edge"`:
+    `self.kind == "edge"`)."""
+
+    class Expand(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            return aliases.get(node.id, node) if isinstance(node.ctx, ast.Load) else node
+
+    return Expand().visit(copy.deepcopy(test)) if aliases else test
 
 
 def _kinds_of_self(test: ast.expr, branch: ast.AST) -> set[str]:
