@@ -299,7 +299,8 @@ def optional_reason(kernel: KernelDef) -> str | None:
     """Why the project makes this kernel only on some runs (a plugin, a registry entry, a branch on a kind the
     run is given), or None. A branch on the object's own mode flag (`if self.sync_mode:`) is the module's own
     code: every run of that class may take either side."""
-    registries = [name for name in kernel.chosen_by if name.endswith(("[...]", "(...)"))]
+    # a dict's `EFFECTS[...]`, a selector's `effect(...)`, or a lookup by a name made at run time (`{...}`)
+    registries = [name for name in kernel.chosen_by if name.endswith(("[...]", "(...)")) or "{...}" in name]
     if registries:
         return f"{kernel.name} is an entry of the registry {registries[0]}: optional plugin code"
     chosen = [name for name in kernel.chosen_by if name != "self"]

@@ -7,6 +7,7 @@ import ast
 import libcst as cst
 
 from tests.variants.names import names_in
+from tests.variants.placement import after_leading_imports
 from tests.variants.transform import Example, Fixture, Skip, Transformation, Variant
 
 
@@ -223,3 +224,422 @@ class RegistryAsFunction(Transformation):
             if not any(name in names_in(other) for other in elsewhere)
         }
         return {} if set(registries.values()) & names_in(text) else registries
+
+
+def _prefix_and_suffix(registry: ast.Dict) -> tuple[str, str] | None:
+    """(prefix, suffix) every entry's name adds to its key (`"fade": make_fade`: ("make_", "")), or None where the
+    entries are named otherwise, a key is not an identifier or is not a word of its entry's name."""
+    pairs = [(k.value, v.id) for k, v in zip(registry.keys, registry.values)]
+    if not all(k.isidentifier() for k, _ in pairs):
+        return None
+    key, value = pairs[0]
+    for at in (i for i in range(len(value)) if value.startswith(key, i)):
+        prefix, suffix = value[:at], value[at + len(key) :]
+        at_words = prefix.endswith("_") or suffix.startswith("_")  # `make_fade`, `fade_kernel`: a word of its own
+        if at_words and all(v == f"{prefix}{k}{suffix}" for k, v in pairs):
+            return prefix, suffix
+    return None
+
+
+def _module_scope_names(tree: ast.Module) -> set[str]:
+    """The names a file binds at module scope (definitions, assignments, imports)."""
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        else:
+            found |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return found
+
+
+def _under_try(tree: ast.Module, name: str) -> bool:
+    """A subscript of `name` sits in a `try` body: the program could observe which exception a missing key raises."""
+    return any(
+        isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id == name
+        for node in ast.walk(tree) if isinstance(node, ast.Try)
+        for statement in node.body for sub in ast.walk(statement)
+    )  # fmt: skip
+
+
+class _RegistryToGetattr(cst.CSTTransformer):
+    def __init__(self, patterns: dict[str, tuple[str, str]], module: str) -> None:
+        self.patterns = patterns  # registry name -> (prefix, suffix) of its entries' names
+        self.module = module  # the expression that is this file's module
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node):
+        assign = original_node.body[0]
+        target = assign.targets[0].target if isinstance(assign, cst.Assign) else None
+        if isinstance(target, cst.Name) and target.value in self.patterns and isinstance(assign.value, cst.Dict):
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        value = original_node.value
+        if not (isinstance(value, cst.Name) and value.value in self.patterns):
+            return updated_node
+        prefix, suffix = self.patterns[value.value]
+        key = cst.Module([]).code_for_node(updated_node.slice[0].slice.value)
+        return cst.parse_expression(f'getattr({self.module}, f"{prefix}{{{key}}}{suffix}")')
+
+
+class RegistryAsModuleGetattr(Transformation):
+    """A registry whose every entry is named after its key (`"fade": make_fade`) is the module's own names looked
+    up by `getattr`. A key outside the registry raised KeyError and now raises AttributeError: both are uncaught
+    where the precondition holds (no lookup sits in a `try`), and a run that looked one up would fail either way."""
+
+    NAME = "registry-as-module-getattr"
+    FAMILY = "dispatch"
+    DESCRIPTION = (
+        'A module-scope registry `EFFECTS = {"fade": make_fade, ...}` whose entries are named after their keys '
+        'becomes `getattr(sys.modules[__name__], f"make_{key}")` over the module\'s own names.'
+    )
+    NOTHING_TO_REWRITE = (
+        "no registry read only by subscript in its own file whose entries are the file's names after their keys, "
+        "with no other name of that pattern and no lookup in a try"
+    )
+    EXAMPLES = (
+        Example(
+            before=(
+                "def make_a():\n    pass\n\n\ndef make_b():\n    pass\n\n\n"
+                'EFFECTS = {"a": make_a, "b": make_b}\n\n\ndef run(kind):\n    return EFFECTS[kind]()\n'
+            ),
+            after=(
+                "import sys\ndef make_a():\n    pass\n\n\ndef make_b():\n    pass\n\n\n"
+                'def run(kind):\n    return getattr(sys.modules[__name__], f"make_{kind}")()\n'
+            ),
+        ),
+        # `make_c` is of the pattern and not an entry: getattr would find it where the dict raised KeyError
+        Example(
+            before=(
+                "def make_a():\n    pass\n\n\ndef make_c():\n    pass\n\n\n"
+                'EFFECTS = {"a": make_a}\n\n\ndef run(kind):\n    return EFFECTS[kind]()\n'
+            ),
+            after=(
+                "def make_a():\n    pass\n\n\ndef make_c():\n    pass\n\n\n"
+                'EFFECTS = {"a": make_a}\n\n\ndef run(kind):\n    return EFFECTS[kind]()\n'
+            ),
+        ),
+        # a lookup in a try could catch the KeyError
+        Example(
+            before=(
+                'def make_a():\n    pass\n\n\nEFFECTS = {"a": make_a}\n\n\ndef run(kind):\n    try:\n'
+                "        return EFFECTS[kind]()\n    except KeyError:\n        return None\n"
+            ),
+            after=(
+                'def make_a():\n    pass\n\n\nEFFECTS = {"a": make_a}\n\n\ndef run(kind):\n    try:\n'
+                "        return EFFECTS[kind]()\n    except KeyError:\n        return None\n"
+            ),
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        tree = ast.parse(module.code)
+        patterns = self._patterns(path, tree, fixture)
+        if not patterns:
+            return None
+        sys_bound = "sys" in names_in(module.code)
+        imports_sys = any(
+            isinstance(n, ast.Import) and any(a.name == "sys" and a.asname is None for a in n.names) for n in tree.body
+        )
+        if sys_bound and not imports_sys:
+            return None
+        new = module.visit(_RegistryToGetattr(patterns, "sys.modules[__name__]"))
+        if imports_sys:
+            return new
+        return after_leading_imports(new, cst.parse_statement("import sys\n"))
+
+    def apply(self, fixture: Fixture) -> Variant | Skip:
+        """The variant, naming each lookup as the plan names a registry: `getattr(sys.modules[__name__],
+        f"make_{...}")` is `EFFECTS[...]`."""
+        variant = super().apply(fixture)
+        if isinstance(variant, Variant):
+            for path, text in fixture.sources.items():
+                for name, (prefix, suffix) in self._patterns(path, ast.parse(text), fixture).items():
+                    variant.names[f'getattr(sys.modules[__name__], f"{prefix}{{...}}{suffix}")'] = f"{name}[...]"
+        return variant
+
+    def _patterns(self, path: str, tree: ast.Module, fixture: Fixture) -> dict[str, tuple[str, str]]:
+        """The file's registries this transformation rewrites -> the (prefix, suffix) of their entries."""
+        text = fixture.sources[path]
+        elsewhere = [other for p, other in fixture.every_python_file.items() if p != path]
+        scope_names = _module_scope_names(tree)
+        found: dict[str, tuple[str, str]] = {}
+        for node in tree.body:
+            if not (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)):
+                continue
+            name = node.targets[0].id
+            if name not in _registries(text) or any(name in names_in(other) for other in elsewhere):
+                continue
+            pattern = _prefix_and_suffix(node.value)
+            if pattern is None or _under_try(tree, name):
+                continue
+            entries = {v.id for v in node.value.values}
+            of_pattern = {n for n in scope_names if n.startswith(pattern[0]) and n.endswith(pattern[1])}
+            if entries <= scope_names and of_pattern == entries:
+                found[name] = pattern
+        return found
+
+
+WARP_CODE_DECORATORS = {"kernel", "func", "func_grad", "func_replay", "func_native", "struct", "overload"}
+
+
+def _decorator_name(decorator: ast.expr) -> str | None:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+
+
+def _warp_code(tree: ast.Module) -> list[ast.AST]:
+    """Functions Warp compiles (decorated, or passed to `wp.kernel(fn)`): a literal there is kernel code, where a
+    module global reads differently."""
+    passed = {
+        call.args[0].id for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and _decorator_name(call) in WARP_CODE_DECORATORS
+        and call.args and isinstance(call.args[0], ast.Name)
+    }  # fmt: skip
+    return [
+        node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and (node.name in passed or any(_decorator_name(d) in WARP_CODE_DECORATORS for d in node.decorator_list))
+    ]  # fmt: skip
+
+
+def _project_callables(tree: ast.Module, packages: set[str]) -> tuple[set[str], set[str]]:
+    """(names, modules): the callables a file defines at module scope or imports from the project by name, and the
+    names it binds to the project's modules (`from pkg import stages`: `stages.make(...)` is the project's)."""
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in packages):
+            names |= {a.asname or a.name for a in node.names}
+            modules |= {a.asname or a.name for a in node.names}  # a sub-module or a callable: either is the project's
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.asname and a.name.split(".")[0] in packages}
+    return names, modules
+
+
+class _LiteralsToConstants(cst.CSTTransformer):
+    def __init__(self, calls: dict[tuple[int, int], list[str]]) -> None:
+        self.calls = calls  # (line, column) of a call -> the constant of each literal argument ("" : left as is)
+        self.constants: list[tuple[str, str]] = []  # (name, literal) in the order they are read
+        self._positions: dict[cst.Call, tuple[int, int]] = {}
+
+    METADATA_DEPENDENCIES = (cst.metadata.PositionProvider,)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        start = self.get_metadata(cst.metadata.PositionProvider, original_node).start
+        names = self.calls.get((start.line, start.column))
+        if names is None:
+            return updated_node
+        args = []
+        for arg, name in zip(updated_node.args, names):
+            if name:
+                self.constants.append((name, cst.Module([]).code_for_node(arg.value)))
+                arg = arg.with_changes(value=cst.Name(name))
+            args.append(arg)
+        return updated_node.with_changes(args=args)
+
+
+class ArgumentAsModuleConstant(Transformation):
+    """The choice a call passes as a literal (`finish(img, "vignette")`, `make_box(3)`) is read from a module
+    constant of the calling file (`_FINISH_EFFECT = "vignette"` ... `finish(img, _FINISH_EFFECT)`): the same value
+    reaches the same parameter. Only calls of the project's own functions and classes (a library's call is not the
+    program's choice), never inside code Warp compiles, and never in a file that reads its own globals."""
+
+    NAME = "argument-as-module-constant"
+    FAMILY = "dispatch"
+    DESCRIPTION = (
+        "A literal argument of a call of the project's own function or class becomes a module constant of the "
+        'calling file: `finish(img, "vignette")` reads `_FINISH_ARG2 = "vignette"`.'
+    )
+    NOTHING_TO_REWRITE = "no call of the project's own functions passes a literal, outside Warp code"
+    EXAMPLES = (
+        Example(
+            before=(
+                "import warp as wp\n\nfrom pkg import effects\n\n\n"
+                'def main(img):\n    effects.finish(img, "vignette", size=3)\n    wp.synchronize()\n'
+            ),
+            after=(
+                'import warp as wp\n\nfrom pkg import effects\n_FINISH_ARG2 = "vignette"\n_FINISH_SIZE = 3\n\n\n'
+                "def main(img):\n    effects.finish(img, _FINISH_ARG2, size=_FINISH_SIZE)\n    wp.synchronize()\n"
+            ),
+            path="pkg/main.py",
+        ),
+        # a library's call (np.zeros(3)) is not the project's choice; a literal in kernel code stays a literal
+        Example(
+            before=(
+                "import numpy as np\nimport warp as wp\n\n\n@wp.func\ndef scale(x: float, s: float):\n"
+                "    return x * s\n\n\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n"
+                "    a[0] = scale(a[0], 2.0)\n\n\nx = np.zeros(3)\n"
+            ),
+            after=(
+                "import numpy as np\nimport warp as wp\n\n\n@wp.func\ndef scale(x: float, s: float):\n"
+                "    return x * s\n\n\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n"
+                "    a[0] = scale(a[0], 2.0)\n\n\nx = np.zeros(3)\n"
+            ),
+            path="pkg/main.py",
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        tree = ast.parse(module.code)
+        taken = names_in(module.code)
+        if {"globals", "vars", "dir"} & taken:
+            return None
+        calls = self._calls(tree, fixture.packages, taken)
+        if not calls:
+            return None
+        transformer = _LiteralsToConstants(calls)
+        new = cst.metadata.MetadataWrapper(module).visit(transformer)
+        constants = cst.parse_module("".join(f"{name} = {value}\n" for name, value in transformer.constants))
+        for statement in reversed(constants.body):
+            new = after_leading_imports(new, statement)
+        return new
+
+    def _calls(self, tree: ast.Module, packages: set[str], taken: set[str]) -> dict[tuple[int, int], list[str]]:
+        """(line, column) of each call to rewrite -> per argument, its constant's name or "" (left as is)."""
+        names, modules = _project_callables(tree, packages)
+        in_warp_code = {id(n) for f in _warp_code(tree) for n in ast.walk(f)}
+        found: dict[tuple[int, int], list[str]] = {}
+        for call in ast.walk(tree):
+            if not isinstance(call, ast.Call) or id(call) in in_warp_code:
+                continue
+            func = call.func
+            if isinstance(func, ast.Name) and func.id in names:
+                callee = func.id
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in modules:
+                callee = func.attr
+            else:
+                continue
+            labels = [f"ARG{i + 1}" for i in range(len(call.args))] + [k.arg or "" for k in call.keywords]
+            values = [*call.args, *(k.value for k in call.keywords)]
+            constants = []
+            for label, value in zip(labels, values):
+                literal = isinstance(value, ast.Constant) and type(value.value) in (str, int, float)
+                name = f"_{callee.upper()}_{label.upper()}".replace("__", "_") if literal and label else ""
+                while name and name in taken:
+                    name += "_"
+                taken.add(name)
+                constants.append(name)
+            if any(constants):
+                found[(call.lineno, call.col_offset)] = constants
+        return found
+
+
+def _string_compared_attributes(method: ast.FunctionDef) -> set[str]:
+    """`X` of each `self.X` an `if` test of the method compares with a string (`if self.kind == "edge":`)."""
+    found: set[str] = set()
+    for node in ast.walk(method):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides):
+            found |= {
+                s.attr for s in sides
+                if isinstance(s, ast.Attribute) and isinstance(s.value, ast.Name) and s.value.id == "self"
+            }  # fmt: skip
+    return found
+
+
+def _set_once_in_init(attribute: str, cls: ast.ClassDef, fixture: Fixture) -> bool:
+    """The project stores `.attribute` once, as `self.attribute = ...` in the class's `__init__`, and never by
+    `setattr`, and the class defines no member of that name (a property would run code at each read)."""
+    stores = [
+        node for text in fixture.every_python_file.values() for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.ctx, ast.Store | ast.Del)
+    ]  # fmt: skip
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    in_init = len(stores) == 1 and init is not None and any(
+        isinstance(n, ast.Attribute) and n.attr == attribute and isinstance(n.ctx, ast.Store) for n in ast.walk(init)
+    )
+    dynamic = any("setattr(" in text or "__dict__" in text for text in fixture.every_python_file.values())
+    members = {n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return in_init and not dynamic and attribute not in members
+
+
+class _AttributesToLocals(cst.CSTTransformer):
+    def __init__(self, reads: dict[tuple[str, str], set[str]]) -> None:
+        self.reads = reads  # (class, method) -> the attributes the method reads once into a local
+        self.classes: list[str] = []
+        self.current: set[str] = set()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self.classes.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.classes and not self.current:
+            self.current = self.reads.get((self.classes[-1], node.name.value), set())
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        value = original_node.value
+        if isinstance(value, cst.Name) and value.value == "self" and original_node.attr.value in self.current:
+            return cst.Name(original_node.attr.value)
+        return updated_node
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if not (self.classes and self.current) or (self.classes[-1], original_node.name.value) not in self.reads:
+            return updated_node
+        body = list(updated_node.body.body)
+        at = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) else 0
+        reads = [cst.parse_statement(f"{name} = self.{name}\n") for name in sorted(self.current)]
+        self.current = set()
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*body[:at], *reads, *body[at:]]))
+
+
+class AttributeReadIntoLocal(Transformation):
+    """The kind an object was given (`Filter("edge")` stores `self.kind`) is read once into a local at the start
+    of the method that branches on it (`kind = self.kind` ... `if kind == "edge":`), as many projects write it.
+    The value is the same where the attribute is set once, in `__init__`, and nothing else can change it."""
+
+    NAME = "attribute-read-into-local"
+    FAMILY = "dispatch"
+    DESCRIPTION = (
+        'A method that compares `self.kind` with strings reads it once into a local: `kind = self.kind` ... '
+        '`if kind == "edge":`.'
+    )
+    NOTHING_TO_REWRITE = (
+        "no method compares with a string an attribute set once in __init__ (and by no setattr) whose name is free"
+    )
+    EXAMPLES = (
+        Example(
+            before=(
+                "class Filter:\n    def __init__(self, kind):\n        self.kind = kind\n\n    def kernel(self):\n"
+                '        """The kernel of its kind."""\n        if self.kind == "edge":\n            return 1\n'
+                "        raise ValueError(self.kind)\n"
+            ),
+            after=(
+                "class Filter:\n    def __init__(self, kind):\n        self.kind = kind\n\n    def kernel(self):\n"
+                '        """The kernel of its kind."""\n        kind = self.kind\n        if kind == "edge":\n'
+                "            return 1\n        raise ValueError(kind)\n"
+            ),
+        ),
+        # an attribute set again later could change between the start of the method and its test
+        Example(
+            before=(
+                "class Filter:\n    def __init__(self, kind):\n        self.kind = kind\n\n    def kernel(self):\n"
+                '        self.kind = "edge"\n        if self.kind == "edge":\n            return 1\n'
+            ),
+            after=(
+                "class Filter:\n    def __init__(self, kind):\n        self.kind = kind\n\n    def kernel(self):\n"
+                '        self.kind = "edge"\n        if self.kind == "edge":\n            return 1\n'
+            ),
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        tree = ast.parse(module.code)
+        reads: dict[tuple[str, str], set[str]] = {}
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            for method in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name != "__init__"):
+                taken = names_in(ast.unparse(method))
+                attributes = {
+                    a for a in _string_compared_attributes(method)
+                    if a not in taken and _set_once_in_init(a, cls, fixture)
+                }  # fmt: skip
+                if attributes:
+                    reads[(cls.name, method.name)] = attributes
+        return module.visit(_AttributesToLocals(reads)) if reads else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 DIFFERENTIATION = "warp_fix/scan/differentiation.py"
 LOOP_COLLECTOR = "warp_fix/scan/collectors/loops.py"
 GRANULAR_SITES = "warp_fix/mechanisms/granular_modules.py"
+KERNEL_COLLECTOR = "warp_fix/scan/collectors/kernels.py"
 
 KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {}  # none since the launch-helper rules below were fixed
 
@@ -23,6 +24,8 @@ FIXED: dict[tuple[str, str], str] = {
     ("calibration_script", "launch-through-helper"): DIFFERENTIATION,  # a pass-through launch helper is a launch
     ("factory_in_loop", "launch-through-helper"): LOOP_COLLECTOR,  # the same, for the loop that launches
     ("lifecycle_modules", "launch-through-helper"): GRANULAR_SITES,  # lifecycles from the load's stack
+    ("plugin_dispatch", "registry-as-module-getattr"): KERNEL_COLLECTOR,  # getattr on the module is a registry
+    ("plugin_transforms", "attribute-read-into-local"): KERNEL_COLLECTOR,  # `kind = self.kind` is self.kind
 }
 
 

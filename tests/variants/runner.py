@@ -12,11 +12,12 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.variants.transform import Fixture, Skip, Transformation, Variant
-from tests.variants.verdict import Verdict, unique_module
+from tests.variants.verdict import Verdict, renamed_back, unique_module
 from warp_fix.apply import build_request, run_apply
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
@@ -56,11 +57,17 @@ class Behaviour:
     launches: tuple[tuple[str, str, tuple[int, ...], tuple[str, ...]], ...]
 
     @classmethod
-    def of(cls, report: Report) -> Behaviour:
+    def of(cls, report: Report, names: Mapping[str, str] | None = None) -> Behaviour:
+        """The run's behaviour, its kernels and modules read through `names` (a variant's renamed kernels)."""
         profile = report.output.profile
         output = profile.skeleton_sha256 if profile is not None else report.output.sha256
         launches = tuple(
-            (launch.kernel, unique_module(launch.module), tuple(launch.dim), tuple(launch.dtypes))
+            (
+                renamed_back(launch.kernel, names or {}),
+                unique_module(renamed_back(launch.module, names or {})),
+                tuple(launch.dim),
+                tuple(launch.dtypes),
+            )
             for launch in report.trace.launches
         )
         return cls(output, launches)
@@ -104,7 +111,7 @@ def measure_and_plan(fixture: Fixture, variant: Variant | None, directory: Path)
     report = measure(_argv(fixture), root, samples=1, env=_environment(root, variant))
     plan = make_plan(report, root, index=scan_repository(root))
     verdict = Verdict.of(plan, variant.original_place, variant.names) if variant is not None else Verdict.of(plan)
-    return Measured(verdict, Behaviour.of(report))
+    return Measured(verdict, Behaviour.of(report, variant.names if variant is not None else None))
 
 
 @dataclass

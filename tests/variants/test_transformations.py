@@ -140,3 +140,20 @@ def test_a_mechanism_that_does_not_apply_keeps_its_status_only():
 
     slowest_a, slowest_b = plan("CPU run (slowest app.a)"), plan("CPU run (slowest app.b)")
     assert Verdict.of(slowest_a).differences(Verdict.of(slowest_b)) == []
+
+
+def test_a_verdict_reads_renamed_kernels_in_fixes_targets_and_reasons():
+    fixture = Fixture.of_text(
+        {"app/ops.py": "import warp as wp\n\n\n@wp.kernel\ndef blur(a: wp.array(dtype=float)):\n    pass\n"}
+    )
+    variant = BY_NAME["renamed-kernels"].apply(fixture)
+    assert variant.names == {"renamed_blur": "blur"}
+    merge = MergeModulesArgs(kernels=[("app/ops.py", "renamed_blur")], module="app.shared")
+    fix = Fix(
+        "F1", "unique-on-stable", "Share", "", SAFE, "merge_modules", places=(merge,), targets=["renamed_blur_0123abcd"]
+    )
+    said = "renamed_blur_0123abcd is launched once"
+    plan = Plan(["python"], fixes=[fix], not_proposed=[NotProposed("kernel-after-load", said)])
+    verdict = Verdict.of(plan, variant.original_place, variant.names)
+    assert verdict.fixes[0].targets == ("blur_*",) and '"blur"' in verdict.fixes[0].args
+    assert verdict.left_alone[0].reason == "blur_* is launched once"

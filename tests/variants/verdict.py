@@ -55,9 +55,15 @@ def _mapped_args(value: object, place: PlaceMap) -> object:
     return out
 
 
-def _mapped_text(text: str, place: PlaceMap, names: Mapping[str, str]) -> str:
+def renamed_back(text: str, names: Mapping[str, str]) -> str:
+    """`text` with every name a transformation gave read as the original's."""
     for variant_name, original_name in names.items():
         text = text.replace(variant_name, original_name)
+    return text
+
+
+def _mapped_text(text: str, place: PlaceMap, names: Mapping[str, str]) -> str:
+    text = renamed_back(text, names)
 
     def one(match: re.Match[str]) -> str:
         if match["line"] is None:
@@ -95,24 +101,24 @@ class Verdict:
 
     @classmethod
     def of(cls, plan: Plan, place: PlaceMap = same_place, names: Mapping[str, str] | None = None) -> Verdict:
-        """The plan's verdict, its places read through `place` and the names a transformation gave through
-        `names`. A mechanism that does not apply to the run keeps its status only: its reason describes the
-        platform, with measured figures (the slowest module) that differ between two runs of one program."""
+        """The plan's verdict, its places read through `place` and the names a transformation gave (in reasons,
+        fixes' targets and arguments) through `names`. A mechanism that does not apply to the run keeps its status
+        only: its reason describes the platform, with measured figures (the slowest module) that differ between two
+        runs of one program."""
+        names = names or {}
         fixes = tuple(
             FixVerdict(
                 fix.slug,
                 fix.codemod,
                 str(fix.safety),
-                tuple(sorted(unique_module(t) for t in fix.targets)),
-                unique_module(json.dumps(_mapped_args(fix.args_json(), place), sort_keys=True)),
+                tuple(sorted(unique_module(renamed_back(t, names)) for t in fix.targets)),
+                unique_module(renamed_back(json.dumps(_mapped_args(fix.args_json(), place), sort_keys=True), names)),
                 tuple(":".join(map(str, place(*_split(line)))) for line in fix.lines),
             )
             for fix in plan.fixes
         )
         left = tuple(
-            LeftAlone(
-                n.slug, n.status, "" if n.status == NOT_APPLICABLE else _mapped_text(n.reason, place, names or {})
-            )
+            LeftAlone(n.slug, n.status, "" if n.status == NOT_APPLICABLE else _mapped_text(n.reason, place, names))
             for n in plan.not_proposed
         )
         return cls(tuple((f.slug, f.status) for f in plan.findings), fixes, left)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 
 from ..captures import FactoryScopes
 from ..index import (
@@ -75,6 +76,8 @@ class KernelCollector(Collector):
                         registries.setdefault(value.id, f"{name}[...]")
         for entry, selector in self._factory_selectors().items():
             registries.setdefault(entry, f"{selector}(...)")
+        for entry, lookup in self._own_name_lookups().items():
+            registries.setdefault(entry, lookup)
         for kernel in self.found.kernels:
             owner = kernel.enclosing_functions[0] if kernel.enclosing_functions else kernel.name
             # a plugin class listed by name (`TRANSFORMS = {"blur": Blur}`) owns the kernels its methods make
@@ -105,6 +108,23 @@ class KernelCollector(Collector):
                 continue
             if all(self._chosen_by(r) for r in returns[:-1]):  # the last may be the fall-through default
                 entries.update({name: function.name for name in names if name})
+        return entries
+
+    def _own_name_lookups(self) -> dict[str, str]:
+        """Module-scope function or class -> the lookup that picks it from the file's own names by a name made at
+        run time (`getattr(sys.modules[__name__], f"make_{key}")`, `globals()[f"make_{key}"]`): the registry of
+        every name of the file that fits the pattern, written without a dict, so its entries are, as a dict
+        registry's, made only for the name a run looks up."""
+        makers = [n.name for n in self.parsed.tree.body if isinstance(n, _Function | ast.ClassDef)]
+        entries: dict[str, str] = {}
+        for node in ast.walk(self.parsed.tree):
+            found = _own_name_lookup(node)
+            if found is None:
+                continue
+            label, (prefix, suffix) = found
+            fits = [n for n in makers if len(n) > len(prefix + suffix) and n.startswith(prefix) and n.endswith(suffix)]
+            for name in fits:
+                entries.setdefault(name, label)
         return entries
 
     def _mark_alternatives(self) -> None:
@@ -255,6 +275,7 @@ class KernelCollector(Collector):
         if function is None:
             return []
         parameters = {arg.arg for arg in function_parameters(function)}
+        aliases = _self_attribute_aliases(function)
         read: set[str] = set()
         child = node
         for parent in self.parsed.ancestors(node):
@@ -264,6 +285,7 @@ class KernelCollector(Collector):
             elif isinstance(parent, ast.Match) and child is not parent.subject:
                 tests.append((parent.subject, parent))
             for test, branch in tests:
+                test = _with_attributes_for_aliases(test, aliases)  # noqa: PLW2901
                 read |= {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
                 read |= _kinds_of_self(test, branch)
             if parent is function:
@@ -399,6 +421,36 @@ def link_selectors(index: SourceIndex) -> None:
                 kernel.picked_by_line = selector.line
 
 
+def _own_name_lookup(node: ast.AST) -> tuple[str, tuple[str, str]] | None:
+    """(how the plan names it, (prefix, suffix)) of a lookup of this module's own names by a name made at run time:
+    `getattr(sys.modules[__name__], f"make_{key}")` or `globals()[f"make_{key}"]`, named with `{...}` for the
+    key (`warp_fix.scope.optional_reason` reads it so); None for anything else."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+        this_module = (
+            len(node.args) == 2 and isinstance(target := node.args[0], ast.Subscript)
+            and ast.unparse(target) == "sys.modules[__name__]"
+        )  # fmt: skip
+        pattern = _name_pattern(node.args[1]) if this_module else None
+        return (f'getattr(sys.modules[__name__], f"{pattern[0]}{{...}}{pattern[1]}")', pattern) if pattern else None
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "globals()":
+        pattern = _name_pattern(node.slice)
+        return (f'globals()[f"{pattern[0]}{{...}}{pattern[1]}"]', pattern) if pattern else None
+    return None
+
+
+def _name_pattern(name: ast.expr) -> tuple[str, str] | None:
+    """(prefix, suffix) of `f"make_{key}"`: one value between constant text, at least one side of it."""
+    if not isinstance(name, ast.JoinedStr):
+        return None
+    parts = name.values
+    holes = [i for i, part in enumerate(parts) if isinstance(part, ast.FormattedValue)]
+    if len(holes) != 1 or len(parts) > 3 or parts[holes[0]].conversion != -1 or parts[holes[0]].format_spec:
+        return None
+    prefix = parts[0].value if holes[0] == 1 else ""
+    suffix = parts[-1].value if holes[0] == len(parts) - 2 else ""
+    return (prefix, suffix) if prefix or suffix else None
+
+
 def _returned_name(value: ast.expr | None, local: set[str], imported: dict[str, str], module: str) -> str | None:
     """The qualified name a `return` gives: a module-scope kernel of the file, or an imported name (`clamp`,
     `edges.clamp`); None for anything else."""
@@ -409,6 +461,30 @@ def _returned_name(value: ast.expr | None, local: set[str], imported: dict[str, 
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in imported:
         return f"{imported[value.value.id]}.{value.attr}"
     return None
+
+
+def _self_attribute_aliases(function: _Function) -> dict[str, ast.Attribute]:
+    """Local -> `self.<attribute>` for each local the function binds once, to an attribute of `self`
+    (`kind = self.kind`): a test of the local is a test of the attribute."""
+    stores = [n for n in _own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    once = {name for name in {n.id for n in stores} if sum(n.id == name for n in stores) == 1}
+    return {
+        node.targets[0].id: node.value for node in _own_nodes(function)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id in once and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"
+    }  # fmt: skip
+
+
+def _with_attributes_for_aliases(test: ast.expr, aliases: dict[str, ast.Attribute]) -> ast.expr:
+    """`test` with each local alias of an attribute of `self` read as that attribute (`kind == "edge"`:
+    `self.kind == "edge"`)."""
+
+    class Expand(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            return aliases.get(node.id, node) if isinstance(node.ctx, ast.Load) else node
+
+    return Expand().visit(copy.deepcopy(test)) if aliases else test
 
 
 def _kinds_of_self(test: ast.expr, branch: ast.AST) -> set[str]:
