@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from tests.variants.calls import LaunchThroughHelper
+from tests.variants.calls import LaunchesInTwoHelpers, LaunchingFunctionAsStaticMethod, LaunchThroughHelper
 from tests.variants.dispatch import IfChainAsMatch, RegistryAsFunction
 from tests.variants.formatting import Compact, NoDocstrings
-from tests.variants.imports import FromWarpImport, ProjectImportedBeforeWarp, WarpImportedInSetup, WarpWithoutAlias
-from tests.variants.layout import InRepoVirtualenv, SrcLayout
+from tests.variants.imports import (
+    FromWarpImport,
+    InitImportsSubmodules,
+    ProjectImportedBeforeWarp,
+    WarpImportedInSetup,
+    WarpWithoutAlias,
+)
+from tests.variants.layout import InRepoVirtualenv, PrivateSubPackage, SrcLayout, VendoredCopy
 from tests.variants.naming import KeywordLaunchArguments, PositionalLaunchArguments
 from tests.variants.transform import Transformation
 
@@ -15,13 +21,18 @@ TRANSFORMATIONS: tuple[Transformation, ...] = (
     FromWarpImport(),
     WarpImportedInSetup(),
     ProjectImportedBeforeWarp(),
+    InitImportsSubmodules(),
     RegistryAsFunction(),
     IfChainAsMatch(),
     LaunchThroughHelper(),
+    LaunchesInTwoHelpers(),
+    LaunchingFunctionAsStaticMethod(),
     PositionalLaunchArguments(),
     KeywordLaunchArguments(),
     InRepoVirtualenv(),
     SrcLayout(),
+    PrivateSubPackage(),
+    VendoredCopy(),
     NoDocstrings(),
     Compact(),
 )

@@ -12,11 +12,12 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.variants.transform import Fixture, Skip, Transformation, Variant
-from tests.variants.verdict import Verdict, unique_module
+from tests.variants.verdict import Verdict, renamed, unique_module
 from warp_fix.apply import build_request, run_apply
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
@@ -64,6 +65,11 @@ class Behaviour:
             for launch in report.trace.launches
         )
         return cls(output, launches)
+
+    def read_back(self, names: Mapping[str, str]) -> Behaviour:
+        """The same run with the modules a transformation renamed read by their original names."""
+        launches = tuple((kernel, renamed(module, names), dim, dtypes) for kernel, module, dim, dtypes in self.launches)
+        return Behaviour(self.output, launches)
 
 
 @dataclass
@@ -131,6 +137,7 @@ def compare(original: Measured, fixture: Fixture, transformation: Transformation
         outcome.skipped = variant.reason
         return outcome
     measured = measure_and_plan(fixture, variant, directory)
+    measured.behaviour = measured.behaviour.read_back(variant.names)
     if measured.behaviour.output != original.behaviour.output:
         outcome.behaviour_changed = "the program's output differs"
     elif measured.behaviour.launches != original.behaviour.launches:
