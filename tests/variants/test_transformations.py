@@ -9,7 +9,7 @@ import pytest
 
 from codemods.specs import MergeModulesArgs
 from tests.variants.catalogue import BY_NAME, TRANSFORMATIONS
-from tests.variants.runner import FIXTURES, cpu_fixtures
+from tests.variants.runner import FIXTURES, Behaviour, cpu_fixtures
 from tests.variants.transform import Example, Fixture, LineMap, Skip, Variant
 from tests.variants.verdict import FixVerdict, LeftAlone, Verdict
 from warp_fix.model import SAFE, Fix, NotProposed, Plan
@@ -140,3 +140,21 @@ def test_a_mechanism_that_does_not_apply_keeps_its_status_only():
 
     slowest_a, slowest_b = plan("CPU run (slowest app.a)"), plan("CPU run (slowest app.b)")
     assert Verdict.of(slowest_a).differences(Verdict.of(slowest_b)) == []
+
+
+def test_a_verdict_reads_a_private_sub_packages_module_by_its_public_name():
+    variant = BY_NAME["private-sub-package"].apply(Fixture.load(FIXTURES / "dominant_module"))
+    assert variant.names["acoustics._src.dft"] == "acoustics.dft"
+    merge = MergeModulesArgs(kernels=[("acoustics/_src/dft.py", "dft_power")], module="acoustics._src.dft")
+    fix = Fix(
+        "F1", "granular-modules", "Merge", "", SAFE, "merge_modules", places=(merge,), targets=["acoustics._src.dft"]
+    )
+    (found,) = Verdict.of(Plan(["python"], fixes=[fix]), variant.original_place, variant.names).fixes
+    assert found.targets == ("acoustics.dft",)
+    assert '"acoustics/dft.py"' in found.args and '"acoustics.dft"' in found.args and "_src" not in found.args
+
+
+def test_the_behaviour_check_reads_a_renamed_module_back():
+    launches = (("dft_power", "acoustics._src.dft", (8,), ("float32",)),)
+    behaviour = Behaviour("output", launches).read_back({"acoustics._src.dft": "acoustics.dft"})
+    assert behaviour.launches == (("dft_power", "acoustics.dft", (8,), ("float32",)),)
