@@ -251,7 +251,12 @@ class InitImportsSubmodules(Transformation):
     first imported, before any other of its importers' code runs.
 
     That moves the creation of those modules (their kernels, their Warp modules) earlier, which changes what the
-    program means where something between the two moments reads it. So the fixture is skipped when any project
+    program means where something between the two moments reads it. The `__init__` of a package the command's
+    module is in is never rewritten: it runs before the entry point's first line, so every module it created would
+    be out of reach of a setting at the entry point, which config-after-import and unused-backward rightly
+    decline then (`calibration_script` showed it: `beams/__init__` importing `beams.model` turns the consent fix
+    `enable_backward = False` in `beams/__main__.py` into "created before the entry point ran"). The fixture is
+    skipped when any project
     file writes Warp's config or the environment, or sets another module's options (`set_module_options(...,
     module=...)`): a config set after the package's import but before a sub-module's would now come after
     (config-after-import, dominant_module, composite, cache_discarded and the other fixtures whose `__main__`
@@ -265,27 +270,42 @@ class InitImportsSubmodules(Transformation):
         "The package `__init__` imports its sub-modules the program imports at module scope anyway, where the "
         "program imported each explicitly."
     )
-    NOTHING_TO_REWRITE = "the package __init__ imports every eagerly imported sub-module already, or there is none"
+    NOTHING_TO_REWRITE = (
+        "no package __init__ outside the entry point's packages lacks an eagerly imported sub-module of its own"
+    )
     EXAMPLES = (
         Example(
-            path="pkg/__init__.py",
-            before='"""Sim."""\n',
-            after='"""Sim."""\n\nfrom . import kernels, sim  # noqa: F401\n',
+            path="pkg/ops/__init__.py",
+            before='"""Image operations."""\n',
+            after='"""Image operations."""\n\nfrom . import blur, gamma  # noqa: F401\n',
             others=(
-                ("pkg/__main__.py", "from pkg.sim import step\n\nstep()\n"),
-                ("pkg/sim.py", "import warp as wp\n\nfrom pkg import kernels\n\n\ndef step():\n    pass\n"),
-                ("pkg/kernels.py", "import warp as wp\n\nwp.set_module_options({'enable_backward': False})\n"),
-                ("pkg/plugin.py", "import warp as wp\n"),  # imported by no one at module scope: stays lazy
+                ("pkg/__init__.py", ""),
+                ("pkg/__main__.py", "from pkg.ops.blur import run\n\nrun()\n"),
+                ("pkg/ops/blur.py", "import warp as wp\n\nfrom pkg.ops import gamma\n\n\ndef run():\n    pass\n"),
+                ("pkg/ops/gamma.py", "import warp as wp\n\nwp.set_module_options({'enable_backward': False})\n"),
+                ("pkg/ops/plugin.py", "import warp as wp\n"),  # imported by no one at module scope: stays lazy
             ),
         ),
-        # the entry point sets Warp's config before importing the package: the sub-modules must still come after
+        # the package of the entry point: its `__init__` runs before the entry point's first line
         Example(
             path="pkg/__init__.py",
             before="",
             after="",
+            others=(("pkg/__main__.py", "from pkg.sim import step\n\nstep()\n"), ("pkg/sim.py", "import warp\n")),
+        ),
+        # the entry point sets Warp's config between two imports of the package: the second must still follow it
+        Example(
+            path="pkg/ops/__init__.py",
+            before="",
+            after="",
             others=(
-                ("pkg/__main__.py", "import warp as wp\n\nwp.config.mode = 'debug'\nfrom pkg.sim import step\n"),
-                ("pkg/sim.py", "def step():\n    pass\n"),
+                ("pkg/__init__.py", ""),
+                (
+                    "pkg/__main__.py",
+                    "import warp as wp\n\nimport pkg.ops.a\n\nwp.config.mode = 'debug'\nimport pkg.ops.b\n",
+                ),
+                ("pkg/ops/a.py", "def step():\n    pass\n"),
+                ("pkg/ops/b.py", "def step():\n    pass\n"),
             ),
         ),
     )
@@ -298,9 +318,9 @@ class InitImportsSubmodules(Transformation):
 
     def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
         parts = PurePosixPath(path).parts
-        if len(parts) != 2 or parts[1] != "__init__.py":
+        if parts[-1] != "__init__.py" or len(parts) < 2 or path in _entry_files(fixture):
             return None
-        package = parts[0]
+        package = "/".join(parts[:-1])
         eager = _eagerly_imported(fixture)
         already = _module_scope_imports(module.code, path, fixture)
         submodules = sorted(
@@ -319,14 +339,12 @@ class InitImportsSubmodules(Transformation):
 
 
 def _submodule_of(file: str, package: str) -> str | None:
-    """`x` for `pkg/x.py` or `pkg/x/__init__.py` (not the package's `__init__` or `__main__`)."""
-    parts = PurePosixPath(file).parts
-    if parts[0] != package:
-        return None
-    if len(parts) == 2 and parts[1] not in ("__init__.py", "__main__.py"):
-        return PurePosixPath(parts[1]).stem
-    if len(parts) == 3 and parts[2] == "__init__.py":
-        return parts[1]
+    """`x` for `pkg/x.py` or `pkg/x/__init__.py` of the package folder `pkg` (not its `__init__` or `__main__`)."""
+    inner = PurePosixPath(file).relative_to(package).parts if file.startswith(f"{package}/") else ()
+    if len(inner) == 1 and inner[0] not in ("__init__.py", "__main__.py"):
+        return PurePosixPath(inner[0]).stem
+    if len(inner) == 2 and inner[1] == "__init__.py":
+        return inner[0]
     return None
 
 
