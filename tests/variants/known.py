@@ -23,6 +23,8 @@ FIXED: dict[tuple[str, str], str] = {
     ("calibration_script", "launch-through-helper"): DIFFERENTIATION,  # a pass-through launch helper is a launch
     ("factory_in_loop", "launch-through-helper"): LOOP_COLLECTOR,  # the same, for the loop that launches
     ("lifecycle_modules", "launch-through-helper"): GRANULAR_SITES,  # lifecycles from the load's stack
+    # the same, for launch helpers of the entry's own function
+    ("per_kernel_backward", "launches-in-two-helpers"): GRANULAR_SITES,
 }
 
 

@@ -103,7 +103,8 @@ class PrivateSubPackage(Transformation):
     """The package's modules move into a private sub-package, `pkg/x.py` to `pkg/_src/x.py`, and `pkg/x.py`
     re-exports every module-scope name of it (as JAX or Newton lay out their code). The functions, classes and
     kernels are the same objects; their module's name is `pkg._src.x`, which the verdict and the behaviour check
-    read back as `pkg.x` (`Variant.names`).
+    read back as `pkg.x` (`Variant.names` maps the prefix `pkg._src.`, so a module a fix would add beside them,
+    `pkg._src.kernels`, reads `pkg.kernels`).
 
     A module stays where it is when moving it changes what the program does: it reads `__file__` (a path next to
     it); a string is its name (`set_module_options(module="pkg.x")`, `import_module`); another file assigns one of
@@ -153,7 +154,7 @@ class PrivateSubPackage(Transformation):
             origin[moved] = path
             line_maps[path] = LineMap()
             line_maps[moved] = LineMap.between(fixture.sources[path], text)
-            names[private] = public
+            names[f"{private.removesuffix(stem)}"] = f"{public.removesuffix(stem)}"  # `pkg._src.` -> `pkg.`
         return Variant(fixture, self.NAME, files, origin, line_maps, names=names)
 
     def _movable(self, path: str, fixture: Fixture) -> bool:
