@@ -1,4 +1,5 @@
-"""The call-structure family: launches made through a helper function of the project instead of in place."""
+"""The call-structure family: launches made through helper functions of the project instead of in place, and a
+launching function held by a class."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The imports family: Warp imported under another name, by its functions, inside a setup function, or after the
-project's own modules."""
+project's own modules; a package's sub-modules imported by its `__init__`."""
 
 from __future__ import annotations
 
