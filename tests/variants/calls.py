@@ -1,11 +1,16 @@
-"""The call-structure family: launches made through a helper function of the project instead of in place."""
+"""The call-structure family: launches made through helper functions of the project instead of in place, and a
+launching function held by a class."""
 
 from __future__ import annotations
 
+import ast
+from collections import Counter
+
 import libcst as cst
+import libcst.matchers as m
 
 from tests.variants.names import module_level_warp_alias, names_in
-from tests.variants.transform import Example, Fixture, Transformation
+from tests.variants.transform import Example, Fixture, Skip, Transformation, Variant
 
 
 class _ThroughHelper(cst.CSTTransformer):
@@ -69,3 +74,322 @@ class LaunchThroughHelper(Transformation):
         if alias is None or f"{alias}.launch(" not in text or self.HELPER in names_in(text):
             return None
         return module.visit(_ThroughHelper(alias, self.HELPER))
+
+
+class _LaunchStatements(cst.CSTVisitor):
+    """The statements of a function that are a bare `<alias>.launch(...)` call, in source order (nested
+    functions, classes and lambdas are scopes of their own: not searched)."""
+
+    def __init__(self, alias: str) -> None:
+        self.alias = alias
+        self.found: list[cst.SimpleStatementLine] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        if len(node.body) == 1 and isinstance(node.body[0], cst.Expr) and _is_launch(node.body[0].value, self.alias):
+            self.found.append(node)
+        return False
+
+
+def _is_launch(node: cst.BaseExpression, alias: str) -> bool:
+    func = node.func if isinstance(node, cst.Call) else None
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and (func.value.value, func.attr.value) == (alias, "launch")
+    )
+
+
+class _LocalNames(ast.NodeVisitor):
+    """The names a function binds in its own scope (parameters included, `global`/`nonlocal` ones excluded)."""
+
+    def __init__(self, function: ast.FunctionDef) -> None:
+        self.bound: set[str] = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+        self.declared: set[str] = set()
+        for statement in function.body:
+            self.visit(statement)
+
+    @property
+    def locals(self) -> set[str]:
+        return self.bound - self.declared
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.bound.add(node.id)
+
+    def visit_alias(self, node: ast.alias) -> None:
+        self.bound.add((node.asname or node.name).split(".")[0])
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.bound.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.declared.update(node.names)
+
+    visit_Nonlocal = visit_Global
+
+    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        self.bound.add(node.name)  # its body is a scope of its own; decorators and defaults are read here
+        for expression in [*node.decorator_list, *getattr(getattr(node, "args", None), "defaults", [])]:
+            self.visit(expression)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scope
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        pass
+
+    def visit_ListComp(self, node: ast.AST) -> None:
+        pass  # a comprehension binds its targets in a scope of its own
+
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+
+def _names_read(code: str) -> list[str]:
+    """The names a piece of code reads, in order of first appearance."""
+    reads = [n for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    reads.sort(key=lambda n: (n.lineno, n.col_offset))
+    return list(dict.fromkeys(n.id for n in reads))
+
+
+class _Replace(cst.CSTTransformer):
+    """Statements replaced by others, found by identity."""
+
+    def __init__(self, replacements: dict[cst.SimpleStatementLine, cst.BaseStatement]) -> None:
+        self.replacements = {id(old): new for old, new in replacements.items()}
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement:
+        return self.replacements.get(id(original_node), updated_node)
+
+
+class LaunchesInTwoHelpers(Transformation):
+    """A function's first two `wp.launch(...)` statements each move into a helper function of the file (placed
+    before the function or its class), called where the launch stood, with the function's locals the launch reads
+    as arguments. Launch order and arguments do not change; the launches' calling function does."""
+
+    NAME = "launches-in-two-helpers"
+    FAMILY = "call structure"
+    DESCRIPTION = (
+        "A function's first two `wp.launch(...)` statements move into two helper functions of the file, each called "
+        "where its launch stood, with the locals it reads as arguments."
+    )
+    NOTHING_TO_REWRITE = "no module-scope function or method makes two or more wp.launch statements"
+    EXAMPLES = (
+        Example(
+            before=(
+                "import warp as wp\n\n\ndef step(a, b, n):\n    wp.launch(k1, dim=n, inputs=[a])\n"
+                "    for i in range(3):\n        wp.launch(k2, dim=n, inputs=[a, b, i])\n"
+            ),
+            after=(
+                "import warp as wp\n\n\ndef _step_launch_1(n, a):\n    wp.launch(k1, dim=n, inputs=[a])\n\n\n"
+                "def _step_launch_2(n, a, b, i):\n    wp.launch(k2, dim=n, inputs=[a, b, i])\n\n\n"
+                "def step(a, b, n):\n    _step_launch_1(n, a)\n    for i in range(3):\n"
+                "        _step_launch_2(n, a, b, i)\n"
+            ),
+        ),
+        # a method: its helpers take `self` like any local
+        Example(
+            before=(
+                "import warp as wp\n\n\nclass Sim:\n    def step(self):\n        wp.launch(self.k, dim=1)\n"
+                "        wp.launch(self.k, dim=2)\n"
+            ),
+            after=(
+                "import warp as wp\n\n\ndef _Sim_step_launch_1(self):\n    wp.launch(self.k, dim=1)\n\n\n"
+                "def _Sim_step_launch_2(self):\n    wp.launch(self.k, dim=2)\n\n\nclass Sim:\n    def step(self):\n"
+                "        _Sim_step_launch_1(self)\n        _Sim_step_launch_2(self)\n"
+            ),
+        ),
+        # one launch only: nothing to split
+        Example(
+            before="import warp as wp\n\n\ndef step(a):\n    wp.launch(k, dim=1, inputs=[a])\n",
+            after="import warp as wp\n\n\ndef step(a):\n    wp.launch(k, dim=1, inputs=[a])\n",
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        text = module.code
+        alias = module_level_warp_alias(text)
+        if alias is None or f"{alias}.launch(" not in text:
+            return None
+        taken = names_in(text)
+        body: list[cst.BaseStatement] = []
+        for statement in module.body:
+            if isinstance(statement, cst.FunctionDef):
+                helpers, statement = self._split(statement, statement.name.value, alias, taken)
+            elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+                helpers, methods = [], []
+                for method in statement.body.body:
+                    if isinstance(method, cst.FunctionDef):
+                        prefix = f"{statement.name.value}_{method.name.value}"
+                        made, method = self._split(method, prefix, alias, taken)
+                        helpers += made
+                    methods.append(method)
+                statement = statement.with_changes(body=statement.body.with_changes(body=methods))
+            else:
+                helpers = []
+            if helpers:
+                helpers[0] = helpers[0].with_changes(leading_lines=statement.leading_lines)
+                statement = statement.with_changes(leading_lines=(cst.EmptyLine(), cst.EmptyLine()))
+            body += [*helpers, statement]
+        return module.with_changes(body=body) if len(body) != len(module.body) else None
+
+    def _split(
+        self, function: cst.FunctionDef, prefix: str, alias: str, taken: set[str]
+    ) -> tuple[list[cst.FunctionDef], cst.FunctionDef]:
+        """Helpers for the function's first two launch statements, and the function calling them."""
+        finder = _LaunchStatements(alias)
+        function.body.visit(finder)
+        names = [f"_{prefix}_launch_{n}" for n in (1, 2)]
+        if len(finder.found) < 2 or taken & set(names) or function.asynchronous:
+            return [], function
+        tree = ast.parse(cst.Module(body=[function.with_changes(decorators=())]).code).body[0]
+        local = _LocalNames(tree).locals
+        helpers, calls = [], {}
+        for name, launch in zip(names, finder.found[:2]):
+            code = cst.Module(body=[launch.with_changes(leading_lines=())]).code
+            arguments = ", ".join(n for n in _names_read(code) if n in local)
+            helper = cst.parse_statement(f"def {name}({arguments}):\n    pass\n")
+            helper = helper.with_changes(
+                body=helper.body.with_changes(body=[launch.with_changes(leading_lines=())]),
+                leading_lines=(cst.EmptyLine(), cst.EmptyLine()) if helpers else (),
+            )
+            helpers.append(helper)
+            calls[launch] = cst.parse_statement(f"{name}({arguments})\n").with_changes(
+                leading_lines=launch.leading_lines
+            )
+        return helpers, function.visit(_Replace(calls))
+
+
+class _CallsThroughClass(cst.CSTTransformer):
+    """Calls of the named functions go through their holder class: `step(...)` -> `_Step.step(...)`."""
+
+    def __init__(self, holders: dict[str, str]) -> None:
+        self.holders = holders
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        func = original_node.func
+        if isinstance(func, cst.Name) and func.value in self.holders:
+            return updated_node.with_changes(
+                func=cst.Attribute(cst.Name(self.holders[func.value]), cst.Name(func.value))
+            )
+        return updated_node
+
+
+def _holder_name(function: str) -> str:
+    return "_" + "".join(part.capitalize() for part in function.split("_") if part)
+
+
+class LaunchingFunctionAsStaticMethod(Transformation):
+    """A module-scope function that launches becomes a `@staticmethod` of a small class of its own, called as
+    `_Step.step(...)` in its file; where it is read otherwise (another file imports it, a registry lists it) the
+    module keeps the name for it (`step = _Step.step`, the same function object). Only where its callers find it
+    changes: the code, its globals and the launches are the same. A function that defines a function or a kernel
+    inside stays (their qualified names, and so a kernel's key, would change)."""
+
+    NAME = "function-as-static-method"
+    FAMILY = "call structure"
+    DESCRIPTION = "A module-scope function that launches becomes a `@staticmethod` of a class, called through it."
+    NOTHING_TO_REWRITE = "no module-scope function launches without defining a function inside"
+    EXAMPLES = (
+        Example(
+            before=(
+                "import warp as wp\n\n\ndef step_all(a):\n    wp.launch(k, dim=1, inputs=[a])\n\n\n"
+                "def run(a):\n    step_all(a)\n"
+            ),
+            after=(
+                "import warp as wp\n\n\nclass _StepAll:\n    @staticmethod\n    def step_all(a):\n"
+                "        wp.launch(k, dim=1, inputs=[a])\n\n\ndef run(a):\n    _StepAll.step_all(a)\n"
+            ),
+        ),
+        # read as a value (a callback): the module keeps the name for it
+        Example(
+            before="import warp as wp\n\n\ndef step(a):\n    wp.launch(k, dim=1)\n\n\nHOOKS = [step]\n",
+            after=(
+                "import warp as wp\n\n\nclass _Step:\n    @staticmethod\n    def step(a):\n"
+                "        wp.launch(k, dim=1)\nstep = _Step.step\n\n\nHOOKS = [step]\n"
+            ),
+        ),
+        # a factory: the kernel it defines would get another key
+        Example(
+            before=(
+                "import warp as wp\n\n\ndef make():\n    @wp.kernel\n    def k():\n        pass\n\n"
+                "    wp.launch(k, dim=1)\n"
+            ),
+            after=(
+                "import warp as wp\n\n\ndef make():\n    @wp.kernel\n    def k():\n        pass\n\n"
+                "    wp.launch(k, dim=1)\n"
+            ),
+        ),
+    )
+
+    def apply(self, fixture: Fixture) -> Variant | Skip:
+        """The variant, whose plan reads a moved function's qualified name (`_Step.step`) as the original's."""
+        variant = super().apply(fixture)
+        if isinstance(variant, Variant):
+            for path, text in variant.files.items():
+                before = names_in(fixture.sources[path])
+                for node in ast.parse(text).body:
+                    if isinstance(node, ast.ClassDef) and node.name not in before:
+                        variant.names.update({f"{node.name}.{f.name}": f.name for f in node.body})
+        return variant
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        text = module.code
+        alias = module_level_warp_alias(text)
+        if alias is None:
+            return None
+        elsewhere = set().union(*(_names_and_attributes(t) for p, t in fixture.every_python_file.items() if p != path))
+        called, read = _calls_and_reads(text)
+        taken = names_in(text)
+        holders: dict[str, str] = {}
+        body: list[cst.BaseStatement] = []
+        for statement in module.body:
+            name = statement.name.value if isinstance(statement, cst.FunctionDef) else None
+            holder = _holder_name(name) if name else ""
+            if (
+                name is None
+                or statement.decorators
+                or statement.asynchronous
+                or f"{alias}.launch(" not in cst.Module(body=[statement]).code
+                or _defines_inside(statement)
+                or holder in taken
+            ):
+                body.append(statement)
+                continue
+            method = statement.with_changes(decorators=(cst.Decorator(cst.Name("staticmethod")),), leading_lines=())
+            holders[name] = holder
+            body.append(
+                cst.ClassDef(cst.Name(holder), cst.IndentedBlock(body=[method]), leading_lines=statement.leading_lines)
+            )
+            if name in elsewhere or read[name] != called[name]:
+                body.append(cst.parse_statement(f"{name} = {holder}.{name}\n"))
+        if not holders:
+            return None
+        return module.with_changes(body=body).visit(_CallsThroughClass(holders))
+
+
+def _names_and_attributes(text: str) -> set[str]:
+    return names_in(text) | {n.attr for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Attribute)}
+
+
+def _calls_and_reads(text: str) -> tuple[Counter[str], Counter[str]]:
+    """How often each name is called by name, and how often it is read at all."""
+    tree = ast.parse(text)
+    called = Counter(n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
+    read = Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    return called, read
+
+
+def _defines_inside(function: cst.FunctionDef) -> bool:
+    return bool(m.findall(function.body, m.FunctionDef() | m.ClassDef() | m.Lambda()))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.variants.calls import LaunchThroughHelper
+from tests.variants.calls import LaunchesInTwoHelpers, LaunchingFunctionAsStaticMethod, LaunchThroughHelper
 from tests.variants.dispatch import (
     ArgumentAsModuleConstant,
     AttributeReadIntoLocal,
@@ -11,8 +11,14 @@ from tests.variants.dispatch import (
     RegistryAsModuleGetattr,
 )
 from tests.variants.formatting import Compact, NoDocstrings
-from tests.variants.imports import FromWarpImport, ProjectImportedBeforeWarp, WarpImportedInSetup, WarpWithoutAlias
-from tests.variants.layout import InRepoVirtualenv, SrcLayout
+from tests.variants.imports import (
+    FromWarpImport,
+    InitImportsSubmodules,
+    ProjectImportedBeforeWarp,
+    WarpImportedInSetup,
+    WarpWithoutAlias,
+)
+from tests.variants.layout import InRepoVirtualenv, PrivateSubPackage, SrcLayout, VendoredCopy
 from tests.variants.naming import (
     FileModuleNamed,
     KeywordLaunchArguments,
@@ -27,12 +33,15 @@ TRANSFORMATIONS: tuple[Transformation, ...] = (
     FromWarpImport(),
     WarpImportedInSetup(),
     ProjectImportedBeforeWarp(),
+    InitImportsSubmodules(),
     RegistryAsFunction(),
     IfChainAsMatch(),
     RegistryAsModuleGetattr(),
     ArgumentAsModuleConstant(),
     AttributeReadIntoLocal(),
     LaunchThroughHelper(),
+    LaunchesInTwoHelpers(),
+    LaunchingFunctionAsStaticMethod(),
     PositionalLaunchArguments(),
     KeywordLaunchArguments(),
     RenamedKernels(),
@@ -40,6 +49,8 @@ TRANSFORMATIONS: tuple[Transformation, ...] = (
     FileModuleNamed(),
     InRepoVirtualenv(),
     SrcLayout(),
+    PrivateSubPackage(),
+    VendoredCopy(),
     NoDocstrings(),
     Compact(),
 )

@@ -1,5 +1,5 @@
 """The imports family: Warp imported under another name, by its functions, inside a setup function, or after the
-project's own modules."""
+project's own modules; a package's sub-modules imported by its `__init__`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 import libcst as cst
 
 from tests.variants.names import module_level_warp_alias, names_in, warp_bound_elsewhere
-from tests.variants.transform import Example, Fixture, Transformation
+from tests.variants.transform import Example, Fixture, Skip, Transformation
 
 
 class _Rename(cst.CSTTransformer):
@@ -243,3 +243,192 @@ def _imported_files(statement: cst.SimpleStatementLine, path: str, fixture: Fixt
 def _file_of(module: str, fixture: Fixture) -> str | None:
     stem = module.replace(".", "/")
     return next((p for p in (f"{stem}.py", f"{stem}/__init__.py") if p in fixture.sources), None)
+
+
+class InitImportsSubmodules(Transformation):
+    """`pkg/__init__.py` ends by importing the package's sub-modules (`from . import a, b`), as many packages do
+    for convenience, where the program imported each one explicitly: each is then created when the package is
+    first imported, before any other of its importers' code runs.
+
+    That moves the creation of those modules (their kernels, their Warp modules) earlier, which changes what the
+    program means where something between the two moments reads it. The `__init__` of a package the command's
+    module is in is never rewritten: it runs before the entry point's first line, so every module it created would
+    be out of reach of a setting at the entry point, which config-after-import and unused-backward rightly
+    decline then (`calibration_script` showed it: `beams/__init__` importing `beams.model` turns the consent fix
+    `enable_backward = False` in `beams/__main__.py` into "created before the entry point ran"). The fixture is
+    skipped when any project
+    file writes Warp's config or the environment, or sets another module's options (`set_module_options(...,
+    module=...)`): a config set after the package's import but before a sub-module's would now come after
+    (config-after-import, dominant_module, composite, cache_discarded and the other fixtures whose `__main__`
+    sets `wp.config`). Only sub-modules that the program imports anyway at module scope, from its entry point on,
+    are added (an optional plugin imported inside a function stays lazy), and only those whose module-scope code
+    does nothing but define and import (no call statement other than its own `set_module_options`)."""
+
+    NAME = "init-imports-submodules"
+    FAMILY = "imports"
+    DESCRIPTION = (
+        "The package `__init__` imports its sub-modules the program imports at module scope anyway, where the "
+        "program imported each explicitly."
+    )
+    NOTHING_TO_REWRITE = (
+        "no package __init__ outside the entry point's packages lacks an eagerly imported sub-module of its own"
+    )
+    EXAMPLES = (
+        Example(
+            path="pkg/ops/__init__.py",
+            before='"""Image operations."""\n',
+            after='"""Image operations."""\n\nfrom . import blur, gamma  # noqa: F401\n',
+            others=(
+                ("pkg/__init__.py", ""),
+                ("pkg/__main__.py", "from pkg.ops.blur import run\n\nrun()\n"),
+                ("pkg/ops/blur.py", "import warp as wp\n\nfrom pkg.ops import gamma\n\n\ndef run():\n    pass\n"),
+                ("pkg/ops/gamma.py", "import warp as wp\n\nwp.set_module_options({'enable_backward': False})\n"),
+                ("pkg/ops/plugin.py", "import warp as wp\n"),  # imported by no one at module scope: stays lazy
+            ),
+        ),
+        # the package of the entry point: its `__init__` runs before the entry point's first line
+        Example(
+            path="pkg/__init__.py",
+            before="",
+            after="",
+            others=(("pkg/__main__.py", "from pkg.sim import step\n\nstep()\n"), ("pkg/sim.py", "import warp\n")),
+        ),
+        # the entry point sets Warp's config between two imports of the package: the second must still follow it
+        Example(
+            path="pkg/ops/__init__.py",
+            before="",
+            after="",
+            others=(
+                ("pkg/__init__.py", ""),
+                (
+                    "pkg/__main__.py",
+                    "import warp as wp\n\nimport pkg.ops.a\n\nwp.config.mode = 'debug'\nimport pkg.ops.b\n",
+                ),
+                ("pkg/ops/a.py", "def step():\n    pass\n"),
+                ("pkg/ops/b.py", "def step():\n    pass\n"),
+            ),
+        ),
+    )
+
+    def precondition(self, fixture: Fixture) -> Skip | None:
+        for path, text in fixture.sources.items():
+            if _writes_config_or_environment(text):
+                return Skip(f"{path} writes Warp's config, the environment or another module's options")
+        return None
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        parts = PurePosixPath(path).parts
+        if parts[-1] != "__init__.py" or len(parts) < 2 or path in _entry_files(fixture):
+            return None
+        package = "/".join(parts[:-1])
+        eager = _eagerly_imported(fixture)
+        already = _module_scope_imports(module.code, path, fixture)
+        submodules = sorted(
+            stem
+            for file in eager
+            if (stem := _submodule_of(file, package)) is not None
+            and file not in already
+            and _only_defines(fixture.sources[file])
+        )
+        if not submodules:
+            return None
+        statement = cst.parse_statement(f"from . import {', '.join(submodules)}  # noqa: F401\n")
+        if module.body:
+            statement = statement.with_changes(leading_lines=(cst.EmptyLine(),))
+        return module.with_changes(body=[*module.body, statement])
+
+
+def _submodule_of(file: str, package: str) -> str | None:
+    """`x` for `pkg/x.py` or `pkg/x/__init__.py` of the package folder `pkg` (not its `__init__` or `__main__`)."""
+    inner = PurePosixPath(file).relative_to(package).parts if file.startswith(f"{package}/") else ()
+    if len(inner) == 1 and inner[0] not in ("__init__.py", "__main__.py"):
+        return PurePosixPath(inner[0]).stem
+    if len(inner) == 2 and inner[1] == "__init__.py":
+        return inner[0]
+    return None
+
+
+def _entry_files(fixture: Fixture) -> list[str]:
+    """The files the command runs first: its module and the packages above it, or its script."""
+    if fixture.command[1] != "-m":
+        return [fixture.command[1]] if fixture.command[1] in fixture.sources else []
+    dotted = fixture.command[2].split(".")
+    found = [f"{'/'.join(dotted[:n])}/__init__.py" for n in range(1, len(dotted) + 1)]
+    found.append(f"{'/'.join(dotted)}/__main__.py")
+    found.append(f"{'/'.join(dotted)}.py")
+    return [path for path in found if path in fixture.sources]
+
+
+def _eagerly_imported(fixture: Fixture) -> set[str]:
+    """The project files imported at module scope from the entry point on (a module-scope import of a file
+    imported so, or of the packages above it)."""
+    eager: set[str] = set()
+    todo = _entry_files(fixture)
+    while todo:
+        path = todo.pop()
+        if path in eager:
+            continue
+        eager.add(path)
+        todo += _module_scope_imports(fixture.sources[path], path, fixture)
+    return eager
+
+
+def _module_scope_imports(text: str, path: str, fixture: Fixture) -> list[str]:
+    """The project files a file's top-level import statements run, the packages above each one included."""
+    found: list[str] = []
+    for statement in cst.parse_module(text).body:
+        if isinstance(statement, cst.SimpleStatementLine) and _only_imports(statement):
+            for target in _imported_files(statement, path, fixture) or []:
+                parts = PurePosixPath(target).parts
+                packages = [f"{'/'.join(parts[:n])}/__init__.py" for n in range(1, len(parts))]
+                found += [p for p in packages if p in fixture.sources and p != target] + [target]
+    return found
+
+
+def _only_defines(text: str) -> bool:
+    """Module-scope code that only imports, defines and assigns (its own `set_module_options` aside): importing
+    it earlier does nothing anything else could see."""
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "set_module_options"):
+                return False
+        elif (isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant)) or isinstance(
+            node, (ast.For, ast.While, ast.With, ast.If, ast.Try)
+        ):
+            return False
+    return True
+
+
+def _writes_config_or_environment(text: str) -> bool:
+    for node in ast.walk(ast.parse(text)):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
+        for target in targets:
+            written = target.value if isinstance(target, (ast.Attribute, ast.Subscript)) else None
+            if isinstance(written, ast.Attribute) and written.attr in ("config", "environ"):
+                return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in ("putenv", "setdefault") and isinstance(func, ast.Attribute) and _names_environ(func.value):
+                return True
+            if name == "set_module_options" and (len(node.args) > 1 or any(k.arg == "module" for k in node.keywords)):
+                return True
+            if name == "update" and isinstance(func, ast.Attribute) and _names_environ(func.value):
+                return True
+    return False
+
+
+def _names_environ(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "environ"
+        or isinstance(node, ast.Name)
+        and node.id == "environ"
+    )

@@ -26,6 +26,8 @@ FIXED: dict[tuple[str, str], str] = {
     ("lifecycle_modules", "launch-through-helper"): GRANULAR_SITES,  # lifecycles from the load's stack
     ("plugin_dispatch", "registry-as-module-getattr"): KERNEL_COLLECTOR,  # getattr on the module is a registry
     ("plugin_transforms", "attribute-read-into-local"): KERNEL_COLLECTOR,  # `kind = self.kind` is self.kind
+    # the same, for launch helpers of the entry's own function
+    ("per_kernel_backward", "launches-in-two-helpers"): GRANULAR_SITES,
 }
 
 

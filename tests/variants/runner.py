@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.variants.transform import Fixture, Skip, Transformation, Variant
-from tests.variants.verdict import Verdict, renamed_back, unique_module
+from tests.variants.verdict import Verdict, renamed, unique_module
 from warp_fix.apply import build_request, run_apply
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
@@ -57,20 +57,22 @@ class Behaviour:
     launches: tuple[tuple[str, str, tuple[int, ...], tuple[str, ...]], ...]
 
     @classmethod
-    def of(cls, report: Report, names: Mapping[str, str] | None = None) -> Behaviour:
-        """The run's behaviour, its kernels and modules read through `names` (a variant's renamed kernels)."""
+    def of(cls, report: Report) -> Behaviour:
         profile = report.output.profile
         output = profile.skeleton_sha256 if profile is not None else report.output.sha256
         launches = tuple(
-            (
-                renamed_back(launch.kernel, names or {}),
-                unique_module(renamed_back(launch.module, names or {})),
-                tuple(launch.dim),
-                tuple(launch.dtypes),
-            )
+            (launch.kernel, unique_module(launch.module), tuple(launch.dim), tuple(launch.dtypes))
             for launch in report.trace.launches
         )
         return cls(output, launches)
+
+    def read_back(self, names: Mapping[str, str]) -> Behaviour:
+        """The same run with the kernels and modules a transformation renamed read by their original names."""
+        launches = tuple(
+            (renamed(kernel, names), renamed(module, names), dim, dtypes)
+            for kernel, module, dim, dtypes in self.launches
+        )
+        return Behaviour(self.output, launches)
 
 
 @dataclass
@@ -111,7 +113,7 @@ def measure_and_plan(fixture: Fixture, variant: Variant | None, directory: Path)
     report = measure(_argv(fixture), root, samples=1, env=_environment(root, variant))
     plan = make_plan(report, root, index=scan_repository(root))
     verdict = Verdict.of(plan, variant.original_place, variant.names) if variant is not None else Verdict.of(plan)
-    return Measured(verdict, Behaviour.of(report, variant.names if variant is not None else None))
+    return Measured(verdict, Behaviour.of(report))
 
 
 @dataclass
@@ -138,6 +140,7 @@ def compare(original: Measured, fixture: Fixture, transformation: Transformation
         outcome.skipped = variant.reason
         return outcome
     measured = measure_and_plan(fixture, variant, directory)
+    measured.behaviour = measured.behaviour.read_back(variant.names)
     if measured.behaviour.output != original.behaviour.output:
         outcome.behaviour_changed = "the program's output differs"
     elif measured.behaviour.launches != original.behaviour.launches:

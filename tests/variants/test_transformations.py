@@ -9,7 +9,7 @@ import pytest
 
 from codemods.specs import MergeModulesArgs
 from tests.variants.catalogue import BY_NAME, TRANSFORMATIONS
-from tests.variants.runner import FIXTURES, cpu_fixtures
+from tests.variants.runner import FIXTURES, Behaviour, cpu_fixtures
 from tests.variants.transform import Example, Fixture, LineMap, Skip, Variant
 from tests.variants.verdict import FixVerdict, LeftAlone, Verdict
 from warp_fix.model import SAFE, Fix, NotProposed, Plan
@@ -157,3 +157,30 @@ def test_a_verdict_reads_renamed_kernels_in_fixes_targets_and_reasons():
     verdict = Verdict.of(plan, variant.original_place, variant.names)
     assert verdict.fixes[0].targets == ("blur_*",) and '"blur"' in verdict.fixes[0].args
     assert verdict.left_alone[0].reason == "blur_* is launched once"
+
+
+def test_a_verdict_reads_a_private_sub_packages_module_by_its_public_name():
+    variant = BY_NAME["private-sub-package"].apply(Fixture.load(FIXTURES / "dominant_module"))
+    assert variant.names == {"acoustics._src.": "acoustics."}
+    merge = MergeModulesArgs(kernels=[("acoustics/_src/dft.py", "dft_power")], module="acoustics._src.kernels")
+    fix = Fix(
+        "F1", "granular-modules", "Merge", "", SAFE, "merge_modules", places=(merge,), targets=["acoustics._src.dft"]
+    )
+    (found,) = Verdict.of(Plan(["python"], fixes=[fix]), variant.original_place, variant.names).fixes
+    assert found.targets == ("acoustics.dft",)
+    assert '"acoustics/dft.py"' in found.args and '"acoustics.kernels"' in found.args and "_src" not in found.args
+
+
+def test_the_behaviour_check_reads_a_renamed_module_back():
+    launches = (("dft_power", "acoustics._src.dft", (8,), ("float32",)),)
+    behaviour = Behaviour("output", launches).read_back({"acoustics._src.": "acoustics."})
+    assert behaviour.launches == (("dft_power", "acoustics.dft", (8,), ("float32",)),)
+
+
+def test_a_verdict_reads_a_function_moved_into_a_class_by_its_own_name():
+    variant = BY_NAME["function-as-static-method"].apply(Fixture.load(FIXTURES / "factory_in_loop"))
+    assert variant.names["_Denoise.denoise"] == "denoise"
+    said = "make_filter() keeps its default: banding/adaptive.py:11 (_Denoise.denoise) also calls it"
+    plan = Plan(["python"], not_proposed=[NotProposed("factory-in-loop", said)])
+    (left,) = Verdict.of(plan, variant.original_place, variant.names).left_alone
+    assert "(denoise)" in left.reason

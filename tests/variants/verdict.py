@@ -34,16 +34,24 @@ def unique_module(name: str) -> str:
     return _UNIQUE_SUFFIX.sub(r"\g<key>_*", name)
 
 
-def _mapped_args(value: object, place: PlaceMap) -> object:
+def renamed(text: str, names: Mapping[str, str]) -> str:
+    """`text` with every name a transformation gave read back as the original's (`pkg._src.x` -> `pkg.x`)."""
+    for variant_name, original_name in names.items():
+        text = text.replace(variant_name, original_name)
+    return text
+
+
+def _mapped_args(value: object, place: PlaceMap, names: Mapping[str, str]) -> object:
     """A codemod's JSON arguments with every file and line in original coordinates (a string that is a variant's
-    file, wherever it sits, as `[["src/pkg/a.py", "kernel"], ...]`, names the original file)."""
+    file, wherever it sits, as `[["src/pkg/a.py", "kernel"], ...]`, names the original file; a module a
+    transformation renamed reads by its original name)."""
     if isinstance(value, list | tuple):
-        return [_mapped_args(item, place) for item in value]
+        return [_mapped_args(item, place, names) for item in value]
     if isinstance(value, str):
-        return place(value, None)[0]
+        return renamed(place(value, None)[0], names)
     if not isinstance(value, dict):
         return value
-    out = {key: _mapped_args(item, place) for key, item in value.items()}
+    out = {key: _mapped_args(item, place, names) for key, item in value.items()}
     path = value.get("file")
     if isinstance(path, str):
         out["file"] = place(path, None)[0]
@@ -55,15 +63,8 @@ def _mapped_args(value: object, place: PlaceMap) -> object:
     return out
 
 
-def renamed_back(text: str, names: Mapping[str, str]) -> str:
-    """`text` with every name a transformation gave read as the original's."""
-    for variant_name, original_name in names.items():
-        text = text.replace(variant_name, original_name)
-    return text
-
-
 def _mapped_text(text: str, place: PlaceMap, names: Mapping[str, str]) -> str:
-    text = renamed_back(text, names)
+    text = renamed(text, names)
 
     def one(match: re.Match[str]) -> str:
         if match["line"] is None:
@@ -111,8 +112,8 @@ class Verdict:
                 fix.slug,
                 fix.codemod,
                 str(fix.safety),
-                tuple(sorted(unique_module(renamed_back(t, names)) for t in fix.targets)),
-                unique_module(renamed_back(json.dumps(_mapped_args(fix.args_json(), place), sort_keys=True), names)),
+                tuple(sorted(unique_module(renamed(t, names or {})) for t in fix.targets)),
+                unique_module(json.dumps(_mapped_args(fix.args_json(), place, names or {}), sort_keys=True)),
                 tuple(":".join(map(str, place(*_split(line)))) for line in fix.lines),
             )
             for fix in plan.fixes

@@ -39,6 +39,7 @@ def _tiny_modules(
     registry: tuple[str, ...] = (),
     taped: str | None = None,
     helpers_of: str | None = None,
+    helpers_in: str = "ops/sim.py",
 ) -> Inputs:
     """A run that builds one module per `ops/<name>.py`, each holding one kernel `<name>`, all first launched
     from `pipeline.process`; the module `later` is first launched from `pipeline.export` instead.
@@ -48,7 +49,7 @@ def _tiny_modules(
     kernels are entries of the module-scope dict `FILTERS`; `taped`: the module a tape recorded.
     `options_in` / `computed_options_in`: a file that sets its own module's options at module scope, as constants
     (`fast_math=False`) / computed from configuration (`fast_math=MODE == "fast"`). `helpers_of`: each module is
-    first launched from a helper `_<name>` of `ops/sim.py` instead, all inside one call of this method, which
+    first launched from a helper `_<name>` of `helpers_in` instead, all inside one call of this method, which
     `main()` of the entry script `run.py` makes."""
     files = [f"ops/{name}.py" for name in names]
     calls = [case.option_call(options_in, 3, {"fast_math": False})] if options_in else []
@@ -59,8 +60,8 @@ def _tiny_modules(
         build = case.build(f"ops.{name}", kernels=[f"ops.{name}.{name}"])
         build.site = case.site("pipeline.py", 20, "export" if name == later else "process")
         if helpers_of:
-            stack = [f"ops/sim.py:{20 + n}:{helpers_of}", "run.py:8:main", "run.py:12:<module>"]
-            build.site = case.site("ops/sim.py", 40 + 5 * n, f"_{name}", stack)
+            stack = [f"{helpers_in}:{20 + n}:{helpers_of}", "run.py:8:main", "run.py:12:<module>"]
+            build.site = case.site(helpers_in, 40 + 5 * n, f"_{name}", stack)
         build.kernel_sources = [_source(name, file)]
         builds.append(build)
     for module, members, fields in (
@@ -262,6 +263,13 @@ class GranularModules(Mechanism[SmallModules]):
             ),),),
         ),
         Example(
+            "the same where `step()` and its launch helpers are the entry script's own functions",
+            _tiny_modules("force", "walls", "totals", helpers_of="step", helpers_in="run.py"),
+            FIRED,
+            fixes=(("merge_modules", SAFE),),
+            reason="first built inside one call of step (run.py)",
+        ),
+        Example(
             "a module first built at a later phase (export) has another lifecycle: nothing to merge",
             _tiny_modules("add", "mul", later="mul"),
             RULED_OUT,
@@ -293,8 +301,10 @@ def _load_call(build: ModuleBuild, inputs: Inputs) -> EnclosingCall | None:
     """The call inside which the run first loaded the module, from the load's stack: the outermost function frame
     below the program's driver (the entry file's frames, and a function the entry's module scope calls), so that a
     `Simulator.step()` the entry calls stands for the helpers it runs (`_force`, `_close`, ...), while `grade()` and
-    `export()`, called from the entry one after the other, stay two. The launching function itself (the stack's
-    first frame) where the stack is the entry's own code, import-time code, or too short to reach the driver."""
+    `export()`, called from the entry one after the other, stay two. A stack that starts in the entry's own code
+    is read the same way within the entry: the outermost of its functions below the one its module scope calls
+    (`edges()` for the launch helpers it calls, whoever launches). The launching function itself (the stack's
+    first frame) where the stack is import-time code or too short to reach the driver."""
     if build.site is None:
         return None
     chain = [build.site, *build.site.callers()]
@@ -307,7 +317,8 @@ def _load_call(build: ModuleBuild, inputs: Inputs) -> EnclosingCall | None:
             break
         frame, outer = chain[depth], chain[depth + 1] if depth + 1 < len(chain) else None
         driven_by_entry = outer is not None and outer.function == "<module>" and files[depth + 1] == entry
-        if frame.function == "<module>" or files[depth] in (None, entry) or driven_by_entry:
+        leaves_for_entry = files[depth] == entry and files[0] != entry
+        if frame.function == "<module>" or files[depth] is None or leaves_for_entry or driven_by_entry:
             break
         anchor = depth
     outer = chain[anchor + 1] if anchor + 1 < len(chain) else None
