@@ -4,7 +4,7 @@ A second plan of the same repository, and apply's re-plans after each kept fix, 
 changed. The store is one file in the repository's warp-fix folder (`<git common dir>/warp-fix/`, where apply
 keeps its ledgers), so every worktree of the repository shares it. It is written whole after each scan and holds
 the files of that scan only (a deleted file is forgotten). Its first line names its format, version, the scanner
-that wrote it (a hash of the scan package's own source, of Python's and of libcst's versions) and a checksum of
+that wrote it (a hash of the scan package's own source and of Python's version) and a checksum of
 the rest: a store that fails any of them, or does not load, is ignored and rewritten, never trusted.
 """
 
@@ -19,7 +19,6 @@ import sys
 import tempfile
 from dataclasses import asdict
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -125,11 +124,9 @@ def _checksum(payload: str) -> str:
 
 @cache
 def scanner_fingerprint() -> str:
-    """Changes whenever what the scan would find could change: its own code, Python's version, libcst's."""
+    """Changes whenever what the scan would find could change: its own code, Python's version."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{sys.version_info[:2]}".encode())
-    with contextlib.suppress(PackageNotFoundError):
-        digest.update(version("libcst").encode())
     package = Path(__file__).resolve().parent
     for source in sorted(package.rglob("*.py")):
         digest.update(source.relative_to(package).as_posix().encode() + b"\0" + source.read_bytes())

@@ -1,21 +1,23 @@
-"""Resolve what a dotted name in a file refers to, with libcst's QualifiedNameProvider.
+"""Resolve what a dotted name in a file refers to, from the file's import statements.
 
-Running libcst's metadata over whole files was measured far too slow for the index
-(~60-80 s for Warp's examples on a loaded 2-core machine), so the provider runs on a
-synthetic module: per file, a function holding the file's import statements (module
-level and nested, flattened) and one line per distinct dotted name the scan asks about. That keeps
-libcst's exact import-binding rules (`import warp as wp`, `import warp.config as c`,
-`from warp import kernel as k`, ...) at a fraction of the cost. Limitation: a local
-variable that shadows an imported name is not seen.
+A name's meaning is read from the imports that bind its leading part, by the rules libcst's
+QualifiedNameProvider applies (`import warp as wp`, `import warp.config as c`, `from warp import kernel as k`,
+`from . import x`, ...), over every import statement of the file, module level and nested alike. The scan asks
+only about dotted names whose first part an import binds (see `scanner._candidate_names`), so imports are all it
+needs to read. `tests/scan/test_names.py` holds libcst's provider as the oracle these rules are proven against.
+Limitation: a local variable that shadows an imported name is not seen.
 """
 
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
 from dataclasses import dataclass
 
 # Segments between "warp." and a public name that re-exports may add (warp._src.context.launch).
 _INTERNAL_SEGMENTS = ("_src", "context", "build")
+
+Import = ast.Import | ast.ImportFrom
 
 
 def dotted_name(node: ast.AST) -> str | None:
@@ -62,57 +64,82 @@ class NameResolver:
 class NameRequest:
     """One file's imports and the dotted names it wants resolved."""
 
-    imports: list[ast.Import | ast.ImportFrom]
+    imports: list[Import]
     dotted_names: set[str]
 
 
 def resolve_files(requests: list[NameRequest]) -> list[NameResolver]:
-    """One libcst pass for many files: each file becomes a function holding its imports and names,
-    so per-file scoping stays exact while libcst's fixed per-module cost is paid once. libcst is imported here, not
-    with the module: a plan whose files all come from the kept index never needs it (a third of a second)."""
-    import libcst as cst
-    from libcst.metadata import MetadataWrapper, QualifiedNameProvider
-
-    chunks = [_Chunk(request) for request in requests]
-    text = "".join(chunk.source(index) for index, chunk in enumerate(chunks))
-    try:
-        module = cst.parse_module(text)
-        names = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
-    except (cst.ParserSyntaxError, RecursionError):
-        if len(requests) == 1:
-            return [NameResolver()]
-        return [resolve_files([r])[0] for r in requests]
-    resolvers = []
-    for chunk, function in zip(chunks, module.body, strict=True):
-        statements = function.body.body[len(chunk.import_lines) :]  # type: ignore[attr-defined]
-        resolvers.append(NameResolver(chunk.read(statements, names)))
-    return resolvers
+    """Each file's wanted names, resolved through its own import bindings."""
+    return [_resolve(request) for request in requests]
 
 
-class _Chunk:
-    """One file's part of the synthetic module."""
+def _resolve(request: NameRequest) -> NameResolver:
+    bindings = ImportBindings([i for i in request.imports if _is_bindable(i)])
+    if not bindings:
+        return NameResolver()
+    return NameResolver({dotted: bindings.qualified_names(dotted) for dotted in request.dotted_names})
 
-    def __init__(self, request: NameRequest) -> None:
-        self.import_lines = [ast.unparse(i) for i in request.imports if _is_bindable(i)]
-        self.wanted = sorted(request.dotted_names) if self.import_lines else []
 
-    def source(self, index: int) -> str:
-        body = [*self.import_lines, *self.wanted] or ["pass"]
-        return f"def _file_{index}():\n" + "".join(f"    {line}\n" for line in body)
+class ImportBindings:
+    """The names a file's import statements bind, and what a dotted name starting with one of them refers to.
 
-    def read(self, statements, names) -> dict[str, frozenset[str]]:
-        from libcst._metadata_dependent import LazyValue
+    >>> bindings = ImportBindings(ast.parse("import warp as wp\\nimport os.path\\nfrom . import util").body)
+    >>> sorted(bindings.qualified_names("wp.config.mode")), sorted(bindings.qualified_names("os.path.join"))
+    (['warp.config.mode'], ['os.path.join'])
+    >>> sorted(bindings.qualified_names("util.f")), sorted(bindings.qualified_names("np.zeros"))
+    (['.util.f'], [])
+    """
 
-        resolved = {}
-        for dotted, statement in zip(self.wanted, statements, strict=False):
-            qualified = names.get(statement.body[0].value, ())
-            qualified = qualified() if isinstance(qualified, LazyValue) else qualified  # lazy in libcst 1.x
-            resolved[dotted] = frozenset(q.name for q in qualified)
-        return resolved
+    def __init__(self, imports: list[Import]) -> None:
+        self._statements: dict[str, list[Import]] = defaultdict(list)
+        for statement in imports:
+            for alias in statement.names:
+                for name in [alias.asname] if alias.asname else _prefixes(alias.name):
+                    if statement not in self._statements[name]:
+                        self._statements[name].append(statement)
+
+    def __bool__(self) -> bool:
+        return bool(self._statements)
+
+    def qualified_names(self, dotted: str) -> frozenset[str]:
+        """The longest leading part an import binds decides; every statement binding it contributes (conditional
+        imports give several names)."""
+        for prefix in _prefixes(dotted):
+            statements = self._statements.get(prefix)
+            if statements:
+                return frozenset(name for s in statements for name in _names_through(s, dotted))
+        return frozenset()
+
+
+def _names_through(statement: Import, dotted: str) -> set[str]:
+    """What `dotted` names through one import statement: each alias whose bound name leads `dotted` at a dot
+    boundary gives the imported path followed by the rest of `dotted`."""
+    module = "." * statement.level + (statement.module or "") if isinstance(statement, ast.ImportFrom) else ""
+    found = set()
+    for alias in statement.names:
+        for real_name in _prefixes(alias.name):
+            bound = alias.asname or real_name
+            if not dotted.startswith(bound):
+                continue
+            rest = dotted[len(bound) :]
+            if rest and not rest.startswith("."):
+                continue
+            if module:
+                real_name = f"{module}{real_name}" if module.endswith(".") else f"{module}.{real_name}"
+            rest = rest.lstrip(".")
+            found.add(f"{real_name}.{rest}" if rest else real_name)
+            break
+    return found
+
+
+def _prefixes(dotted: str) -> list[str]:
+    """The leading parts of a dotted name, longest first: a.b.c, a.b, a."""
+    parts = dotted.split(".")
+    return [".".join(parts[:end]) for end in range(len(parts), 0, -1)]
 
 
 def _is_bindable(node: ast.AST) -> bool:
-    """Imports that bind names inside a function (`__future__` and `*` imports do not)."""
+    """Imports that bind names (`__future__` and `*` imports do not)."""
     if isinstance(node, ast.ImportFrom):
         return node.module != "__future__" and not any(a.name == "*" for a in node.names)
     return True

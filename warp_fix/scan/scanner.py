@@ -1,7 +1,7 @@
 """Walk a repository, parse the files that mention Warp, and feed every collector in one tree walk.
 
-Python's `ast` does the walking (exact lines, fast); libcst resolves imported names
-(`names.py`) and the scopes of kernel factories (`captures.py`), where its precision matters.
+Python's `ast` does the walking (exact lines, fast); each file's imports resolve the dotted names
+the collectors ask about (`names.py`), and `symtable` the scopes of kernel factories (`captures.py`).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ CANDIDATE_IDENTIFIERS = frozenset(
         "Scalar",
     ]
 )
-# Parsed files wait for one libcst pass over all their names: up to this many files or characters of text at once
+# Files are parsed and collected in batches of up to this many files or characters of text, each batch by one worker
 # (their syntax trees are what the scan's memory holds; a batch of 200 large files was half a gigabyte).
 BATCH_FILES = 200
 BATCH_CHARACTERS = 2_000_000
@@ -123,8 +123,8 @@ class ParseOutcome:
 
 
 def scan_batch(jobs: list[ParseJob]) -> list[ParseOutcome]:
-    """Parse a batch of files, resolve their names in one libcst pass, and run the collectors over each; the syntax
-    trees live only while the batch does. A module-level function, so a worker process can run it."""
+    """Parse a batch of files, resolve their names, and run the collectors over each; the syntax trees live only
+    while the batch does. A module-level function, so a worker process can run it."""
     outcomes = [ParseOutcome() for _ in jobs]
     prepared: list[tuple[PreparedFile, ParseOutcome]] = []
     with _collections_between_batches():
@@ -212,8 +212,8 @@ class RootScanner:
         self.module_files: dict[str, str] = {}
 
     def scan(self) -> list[FileFacts]:
-        """Every file's facts, in discovery order. Files to parse go in batches (one libcst pass resolves a batch's
-        names), scanned here or by worker processes; each file's outcome fills its facts in discovery order."""
+        """Every file's facts, in discovery order. Files to parse go in batches, scanned here or by worker
+        processes; each file's outcome fills its facts in discovery order."""
         found: list[FileFacts] = []
         batch: list[tuple[ParseJob, FileFacts, str | None]] = []
         pending: list[tuple[list[tuple[ParseJob, FileFacts, str | None]], _Batch]] = []
