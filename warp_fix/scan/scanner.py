@@ -175,7 +175,7 @@ class PreparedFile:
         return cls(info, text, tree, nodes, parents)
 
     def name_request(self) -> NameRequest:
-        imports = [n for n in self.nodes if isinstance(n, ast.Import | ast.ImportFrom)]
+        imports = [n for n in self.nodes if type(n) is ast.Import or type(n) is ast.ImportFrom]
         return NameRequest(imports, _candidate_names(self.nodes, imports))
 
     def collect(self, resolver: NameResolver) -> SourceIndex:
@@ -381,7 +381,8 @@ def _candidate_names(nodes: list[ast.AST], imports: list[ast.Import | ast.Import
     wanted = CANDIDATE_IDENTIFIERS | _warp_aliases(imports)
     names = set()
     for node in nodes:
-        identifier = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+        kind = type(node)
+        identifier = node.attr if kind is ast.Attribute else node.id if kind is ast.Name else None  # type: ignore[attr-defined]
         if identifier in wanted:
             dotted = dotted_name(node)
             if dotted and dotted.split(".", 1)[0] in bound:

@@ -117,8 +117,8 @@ class KernelCollector(Collector):
         registry's, made only for the name a run looks up."""
         makers = [n.name for n in self.parsed.tree.body if isinstance(n, _Function | ast.ClassDef)]
         entries: dict[str, str] = {}
-        for node in ast.walk(self.parsed.tree):
-            found = _own_name_lookup(node)
+        for node in self.parsed.nodes:
+            found = _own_name_lookup(node) if isinstance(node, ast.Call | ast.Subscript) else None
             if found is None:
                 continue
             label, (prefix, suffix) = found
@@ -432,10 +432,18 @@ def _own_name_lookup(node: ast.AST) -> tuple[str, tuple[str, str]] | None:
         )  # fmt: skip
         pattern = _name_pattern(node.args[1]) if this_module else None
         return (f'getattr(sys.modules[__name__], f"{pattern[0]}{{...}}{pattern[1]}")', pattern) if pattern else None
-    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "globals()":
+    if isinstance(node, ast.Subscript) and _calls_globals(node.value):
         pattern = _name_pattern(node.slice)
         return (f'globals()[f"{pattern[0]}{{...}}{pattern[1]}"]', pattern) if pattern else None
     return None
+
+
+def _calls_globals(node: ast.expr) -> bool:
+    """`globals()`."""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals"
+        and not node.args and not node.keywords
+    )  # fmt: skip
 
 
 def _name_pattern(name: ast.expr) -> tuple[str, str] | None:
