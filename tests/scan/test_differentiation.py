@@ -442,3 +442,47 @@ def test_a_local_function_that_is_returned_can_be_called_from_anywhere_by_name(s
     (local,) = [c for c in index.calls if c.function == "make_predict.<locals>.predict"]
     assert local.enclosed_in is None
     assert differentiated_kernels(index).kernels == {"deflect": "scripts/fit.py:4", "summarize": "scripts/fit.py:4"}
+
+
+def test_a_call_followed_by_name_to_several_functions_is_the_condition_of_what_it_reaches(scan):
+    index = scan(
+        {
+            "beams/model.py": MODEL,
+            "beams/viewer.py": """
+                import warp as wp
+
+                @wp.kernel
+                def shade(x: wp.array(dtype=float)):
+                    x[wp.tid()] = 0.0
+
+                class Viewer:
+                    def predict(self, x):
+                        wp.launch(shade, dim=x.shape[0], inputs=[x])
+            """,
+            "scripts/fit.py": """
+                import warp as wp
+                from beams.model import Beam
+
+                def fit(beam):
+                    with wp.Tape() as tape:
+                        beam.predict()
+                    tape.backward()
+            """,
+        }
+    )
+    found = differentiated_kernels(index)
+    # `beam.predict()` on a parameter: every `predict` of the repository may run, each only if it is the one called
+    assert found.kernels == {"deflect": "scripts/fit.py:5", "shade": "scripts/fit.py:5"}
+    hop = found.by_name["shade"]
+    assert (hop.callee, hop.candidates, hop.reached) == ("predict", 2, ("beams/viewer.py", "Viewer.predict"))
+    assert hop.condition() == (
+        "if its call of `predict` in fit (scripts/fit.py) runs one of the functions named `predict` that lead there "
+        "(it is followed by name to all 2; Viewer.predict (beams/viewer.py) is one that does)"
+    )
+
+
+def test_calls_that_each_name_one_function_reach_their_kernels_unconditionally(scan):
+    index = scan({"beams/model.py": MODEL, "scripts/fit.py": "import warp as wp\nfrom beams.model import Beam\n\n"
+                  "def fit(beam):\n    with wp.Tape():\n        beam.predict()\n"})
+    found = differentiated_kernels(index)
+    assert found.kernels == {"deflect": "scripts/fit.py:5"} and found.by_name == {}

@@ -796,10 +796,18 @@ def _costs(optional: dict[str, list[str]], final: dict[str, ModuleBuild]) -> str
 
 
 def _differentiated_by(build: ModuleBuild, anywhere: Differentiation) -> str | None:
-    """The tape or adjoint launch anywhere in the repository that the walk followed to one of the build's kernels."""
+    """The tape or adjoint launch anywhere in the repository that the walk followed to one of the build's kernels,
+    with the call it followed by name on the way, where it did (then the tape runs the kernel only if that call runs
+    the function that leads to it: said as a condition, not as a fact)."""
     names = {k.function.split(".")[-1] for k in build.kernel_sources}
     names |= {key.split(".")[-1].split("__locals__")[-1] for key in build.kernels}
-    return next((anywhere.kernels[n] for n in sorted(names) if n in anywhere.kernels), None)
+    reached = [n for n in sorted(names) if n in anywhere.kernels]
+    exact = [n for n in reached if n not in anywhere.by_name]
+    if exact:
+        return anywhere.kernels[exact[0]]
+    if reached:
+        return f"{anywhere.kernels[reached[0]]} {anywhere.by_name[reached[0]].condition()}"
+    return None
 
 
 def _call_differentiated_by(call: Location, anywhere: Differentiation) -> str | None:

@@ -17,6 +17,7 @@ call through a parameter, of the files that call its function) and may reach onl
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
@@ -75,11 +76,36 @@ class UnresolvedTape:
         return f"the {self.kind} at {self.site}, whose {what} {calls} cannot be followed"
 
 
+@dataclass(frozen=True)
+class NameHop:
+    """A call on the way from a tape to a kernel that the walk followed by name alone to several functions (`step`
+    reaches every function named `step`): the kernel is reached only if that call runs the one that launches it."""
+
+    caller: Scope
+    callee: str
+    candidates: int  # functions of that name the call was followed to
+    reached: Scope  # the one on the way to the kernel
+
+    def condition(self) -> str:
+        """The plan's wording of what must hold for the tape to run the kernel: the call, followed by name to how
+        many functions, must run one of those that lead on to it (`reached`, the one the walk went through, is an
+        example, not the only one)."""
+        caller = f"{self.caller[1]} ({self.caller[0]})" if self.caller[1] else self.caller[0]
+        return (
+            f"if its call of `{self.callee}` in {caller} runs one of the functions named `{self.callee}` that lead "
+            f"there (it is followed by name to all {self.candidates}; {self.reached[1]} ({self.reached[0]}) is one "
+            "that does)"
+        )
+
+
 @dataclass
 class Differentiation:
     """Kernel function names reached from a tape or an adjoint launch, each with the site that reaches it."""
 
     kernels: dict[str, str] = field(default_factory=dict)  # kernel name -> "file:line" of the tape / adjoint launch
+    # kernel name -> the first call on the way from its tape that was followed by name to several functions; a kernel
+    # reached through calls that each name one function only is not here
+    by_name: dict[str, NameHop] = field(default_factory=dict)
     # "file:line" of launches under a tape whose kernel is unknown, and of calls there that cannot be followed
     unresolved: list[str] = field(default_factory=list)
     unresolved_tapes: list[UnresolvedTape] = field(default_factory=list)  # the same, per tape, with their reach
@@ -125,9 +151,15 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
     for file, function, origin, blocks, kind in seeds:
         unfollowed: dict[UnfollowedCall, Scope] = {}  # each call the walk cannot follow, and the scope holding it
         pending = [(file, function)]
+        hops: dict[Scope, NameHop | None] = {}  # each scope's first call followed by name on its way from the tape
         if blocks:  # only what its `with` blocks launch and call is recorded
             tape = (file, function)
-            pending = [scope for block in blocks for callee in block.callees for scope in by_name(callee, tape)]
+            pending = []
+            for callee in (callee for block in blocks for callee in block.callees):
+                reached = by_name(callee, tape)
+                for scope in reached:
+                    hops.setdefault(scope, NameHop(tape, callee, len(reached), scope) if len(reached) > 1 else None)
+                pending += reached
             pending += [(file, method) for block in blocks for method in block.methods]
             if function is not None and any(block.yields for block in blocks):
                 # a context manager recording while its caller's `with` block runs: the callers count whole
@@ -138,16 +170,26 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
             if (file, function) not in found.blocks_of:
                 unfollowed.update(dict.fromkeys(_dynamic(file, dynamic.get((file, function), [])), (file, function)))
             found.blocks_of.add((file, function))
-        while pending:
-            scope = pending.pop()
+        queue = deque(pending)  # breadth first: each scope's hop is on a shortest way from the tape
+        while queue:
+            scope = queue.popleft()
             if scope in found.scopes:
                 continue
             found.scopes.add(scope)
+            hop = hops.get(scope)
             for launch in launches.get(scope, []):
-                _reach(launch, known, origin, found, unfollowed)
+                _reach(launch, known, origin, found, unfollowed, hop)
             for callee in callees.get(scope, []):  # a scope already walked would be popped and passed over
-                pending += [reached for reached in by_name(callee, scope) if reached not in found.scopes]
-            pending += [reached for reached in methods.get(scope, ()) if reached not in found.scopes]
+                named = by_name(callee, scope)
+                for reached in named:
+                    if reached not in found.scopes:
+                        by_one = hop or (NameHop(scope, callee, len(named), reached) if len(named) > 1 else None)
+                        hops.setdefault(reached, by_one)
+                        queue.append(reached)
+            for reached in methods.get(scope, ()):  # `self.method()`: the class's own method, not a name
+                if reached not in found.scopes:
+                    hops.setdefault(reached, hop)
+                    queue.append(reached)
             unfollowed.update(dict.fromkeys(_dynamic(scope[0], dynamic.get(scope, [])), scope))
         if unfollowed:
             found.unresolved += [f"{call.file}:{call.line}" for call in unfollowed]
@@ -167,11 +209,19 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
 
 
 def _reach(
-    launch: LaunchSite, known: set[str], origin: str, found: Differentiation, unfollowed: dict[UnfollowedCall, Scope]
+    launch: LaunchSite,
+    known: set[str],
+    origin: str,
+    found: Differentiation,
+    unfollowed: dict[UnfollowedCall, Scope],
+    hop: NameHop | None = None,
 ) -> None:
-    """A launch under a tape: its kernel is differentiated, or, when the scan cannot name it, it is unfollowed."""
+    """A launch under a tape: its kernel is differentiated, or, when the scan cannot name it, it is unfollowed.
+    `hop`: the call followed by name on the way, if any."""
     name = launch.kernel.split(".")[-1]
     if name in known:
+        if name not in found.kernels and hop is not None:
+            found.by_name[name] = hop
         found.kernels.setdefault(name, origin)
     else:
         call = UnfollowedCall(launch.file, launch.line, f"wp.{launch.kind}({launch.kernel}, ...)", launch.kernel)
