@@ -419,6 +419,48 @@ def test_module_scope_kernels_one_function_picks_by_configuration_are_a_closed_s
     assert selectors == [("edge_kernel", ["edges.clamp_edges", "edges.wrap_edges"])]
 
 
+def test_a_method_that_picks_module_scope_kernels_by_the_kind_its_object_was_given_is_a_closed_set(scan):
+    index = scan(
+        {
+            "edges.py": """
+                import warp as wp
+
+                @wp.kernel
+                def clamp_edges(x: wp.array(dtype=float)):
+                    pass
+
+                @wp.kernel
+                def wrap_edges(x: wp.array(dtype=float)):
+                    pass
+
+                class EdgeKernel:
+                    def __init__(self, kind):
+                        self.kind = kind
+
+                    def run(self):
+                        if self.kind == "clamp":
+                            return clamp_edges
+                        elif self.kind == "wrap":
+                            return wrap_edges
+                        raise ValueError(self.kind)
+
+                    def cached(self):
+                        return self.kernel
+
+                def edge_kernel(kind):
+                    return EdgeKernel(kind).run()
+            """
+        }
+    )
+    assert [(k.name, k.picked_by, k.picked_by_file, k.picked_by_line) for k in index.kernels] == [
+        ("clamp_edges", "EdgeKernel.run", "edges.py", 15),
+        ("wrap_edges", "EdgeKernel.run", "edges.py", 15),
+    ]
+    assert [(s.name, s.kernels) for s in index.selectors] == [
+        ("EdgeKernel.run", ["edges.clamp_edges", "edges.wrap_edges"])
+    ]
+
+
 def test_a_function_of_another_file_that_picks_imported_kernels_by_configuration_makes_them_alternatives(scan):
     index = scan(
         {

@@ -393,3 +393,178 @@ def _calls_and_reads(text: str) -> tuple[Counter[str], Counter[str]]:
 
 def _defines_inside(function: cst.FunctionDef) -> bool:
     return bool(m.findall(function.body, m.FunctionDef() | m.ClassDef() | m.Lambda()))
+
+
+def _function_name(cls: str, method: str) -> str:
+    return f"_{cls}_{method.strip('_')}"
+
+
+def _class_scope_names(cls: ast.ClassDef) -> set[str]:
+    """The names the class body binds (a method's defaults and annotations are read in that scope)."""
+    found: set[str] = set()
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            found |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        else:
+            found |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return found
+
+
+def _movable_method(method: ast.stmt, class_names: set[str], alias: str) -> str | None:
+    """How the class binds the method once it is a module function ("" a plain method: the function itself;
+    "staticmethod": wrapped), or None where it must stay a method: it does not launch, is decorated otherwise or
+    async, defines a function, kernel, class or lambda inside (their qualified names, a kernel's key, would
+    change), reads `super()`/`__class__` (the cell only a class body gives) or a name the class would mangle, or
+    its defaults and annotations read the class's own names."""
+    if not isinstance(method, ast.FunctionDef):
+        return None
+    decorators = [ast.unparse(d) for d in method.decorator_list]
+    if decorators not in ([], ["staticmethod"]):
+        return None
+    if f"{alias}.launch(" not in ast.unparse(method):
+        return None
+    inside = [n for statement in method.body for n in ast.walk(statement)]
+    if any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda) for n in inside):
+        return None
+    names = {n.id for n in ast.walk(method) if isinstance(n, ast.Name)}
+    identifiers = names | {n.attr for n in ast.walk(method) if isinstance(n, ast.Attribute)}
+    identifiers |= {a.arg for a in ast.walk(method.args) if isinstance(a, ast.arg)}
+    if {"super", "__class__"} & names or any(i.startswith("__") and not i.endswith("__") for i in identifiers):
+        return None
+    args = method.args
+    signature = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+    signature += [a.annotation for a in ast.walk(args) if isinstance(a, ast.arg) and a.annotation is not None]
+    if method.returns is not None:
+        signature.append(method.returns)
+    read = {n.id for node in signature for n in ast.walk(node) if isinstance(n, ast.Name)}
+    if read & class_names:
+        return None
+    return "staticmethod" if decorators else ""
+
+
+class MethodAsModuleFunction(Transformation):
+    """A method that launches is a module-scope function of its file, `_<Class>_<method>`, defined before the class,
+    and the class binds it under the method's name: `step = _Sim_step` for a plain method (a function in a class's
+    namespace is its method: `self.step()` passes `self` as before), `step = staticmethod(_Sim_step)` for a static
+    one. Callers, `self.step`, `Sim.step` and subclasses find the same code; only its qualified name changes, which
+    the verdict reads back (`_Sim_step` is `Sim.step`). A method stays where moving it would change what it does:
+    see `_movable_method`. No fixture has a launching method that never reads `self`, so plain methods that read it
+    move too, `self` their function's first parameter."""
+
+    NAME = "static-method-as-function"
+    FAMILY = "call structure"
+    DESCRIPTION = (
+        "A method that launches (a `@staticmethod`, or a plain one with `self` as its first parameter) becomes a "
+        "module-scope function `_<Class>_<method>` of its file; the class binds it by the method's name."
+    )
+    NOTHING_TO_REWRITE = (
+        "no method of a module-scope class launches without defining a function inside, another decorator than "
+        "@staticmethod, super() or a mangled name"
+    )
+    EXAMPLES = (
+        Example(
+            before=(
+                "import warp as wp\n\n\nclass Sim:\n    def __init__(self, n):\n        self.n = n\n\n"
+                "    @staticmethod\n    def clear(a):\n        wp.launch(zero, dim=1, inputs=[a])\n\n"
+                "    def step(self, a):\n        wp.launch(k, dim=self.n, inputs=[a])\n"
+            ),
+            after=(
+                "import warp as wp\n\n\ndef _Sim_clear(a):\n    wp.launch(zero, dim=1, inputs=[a])\n\n\n"
+                "def _Sim_step(self, a):\n    wp.launch(k, dim=self.n, inputs=[a])\n\n\n"
+                "class Sim:\n    def __init__(self, n):\n        self.n = n\n\n"
+                "    clear = staticmethod(_Sim_clear)\n\n    step = _Sim_step\n"
+            ),
+        ),
+        # a factory method (its kernel's key), a property, and a method calling super(): all stay
+        Example(
+            before=(
+                "import warp as wp\n\n\nclass Sim(Base):\n    def make(self):\n        @wp.kernel\n"
+                "        def k():\n            pass\n\n        wp.launch(k, dim=1)\n\n    @property\n"
+                "    def ready(self):\n        wp.launch(k, dim=1)\n\n    def step(self):\n"
+                "        super().step()\n        wp.launch(k, dim=1)\n"
+            ),
+            after=(
+                "import warp as wp\n\n\nclass Sim(Base):\n    def make(self):\n        @wp.kernel\n"
+                "        def k():\n            pass\n\n        wp.launch(k, dim=1)\n\n    @property\n"
+                "    def ready(self):\n        wp.launch(k, dim=1)\n\n    def step(self):\n"
+                "        super().step()\n        wp.launch(k, dim=1)\n"
+            ),
+        ),
+    )
+
+    def _moved(self, text: str) -> dict[tuple[str, str], tuple[str, str]]:
+        """(class, method) -> (its module function's name, how the class binds it) for the file's methods that
+        move."""
+        alias = module_level_warp_alias(text)
+        if alias is None:
+            return {}
+        tree = ast.parse(text)
+        taken = names_in(text)
+        found: dict[tuple[str, str], tuple[str, str]] = {}
+        for cls in tree.body:
+            if not isinstance(cls, ast.ClassDef) or any(
+                _decorator_attr(d) in {"struct", "kernel", "func"} for d in cls.decorator_list
+            ):
+                continue
+            class_names = _class_scope_names(cls)
+            for method in cls.body:
+                binding = _movable_method(method, class_names, alias)
+                if binding is None:
+                    continue
+                name = _function_name(cls.name, method.name)
+                if name in taken:
+                    continue
+                taken.add(name)
+                found[(cls.name, method.name)] = (name, binding)
+        return found
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        moved = self._moved(module.code)
+        if not moved:
+            return None
+        body: list[cst.BaseStatement] = []
+        for statement in module.body:
+            if not isinstance(statement, cst.ClassDef) or not isinstance(statement.body, cst.IndentedBlock):
+                body.append(statement)
+                continue
+            functions, members = [], []
+            for member in statement.body.body:
+                key = (statement.name.value, member.name.value) if isinstance(member, cst.FunctionDef) else None
+                found = moved.get(key) if key else None
+                if found is None:
+                    members.append(member)
+                    continue
+                name, binding = found
+                functions.append(
+                    member.with_changes(
+                        name=cst.Name(name), decorators=(), leading_lines=(cst.EmptyLine(), cst.EmptyLine())
+                    )
+                )
+                value = f"staticmethod({name})" if binding else name
+                members.append(
+                    cst.parse_statement(f"{member.name.value} = {value}\n").with_changes(
+                        leading_lines=member.leading_lines
+                    )
+                )
+            if functions:
+                functions[0] = functions[0].with_changes(leading_lines=statement.leading_lines)
+                statement = statement.with_changes(
+                    body=statement.body.with_changes(body=members), leading_lines=(cst.EmptyLine(), cst.EmptyLine())
+                )
+            body += [*functions, statement]
+        return module.with_changes(body=body)
+
+    def apply(self, fixture: Fixture) -> Variant | Skip:
+        """The variant, whose plan reads a moved method's function (`_Sim_step`) as the method (`Sim.step`)."""
+        variant = super().apply(fixture)
+        if isinstance(variant, Variant):
+            for text in fixture.sources.values():
+                variant.names.update({name: f"{c}.{m}" for (c, m), (name, _) in self._moved(text).items()})
+        return variant
+
+
+def _decorator_attr(decorator: ast.expr) -> str | None:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)

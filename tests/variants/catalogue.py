@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from tests.variants.calls import LaunchesInTwoHelpers, LaunchingFunctionAsStaticMethod, LaunchThroughHelper
+from tests.variants.calls import (
+    LaunchesInTwoHelpers,
+    LaunchingFunctionAsStaticMethod,
+    LaunchThroughHelper,
+    MethodAsModuleFunction,
+)
 from tests.variants.dispatch import (
     ArgumentAsModuleConstant,
     AttributeReadIntoLocal,
     IfChainAsMatch,
+    KindThroughConstructor,
     RegistryAsFunction,
     RegistryAsModuleGetattr,
 )
@@ -39,9 +45,11 @@ TRANSFORMATIONS: tuple[Transformation, ...] = (
     RegistryAsModuleGetattr(),
     ArgumentAsModuleConstant(),
     AttributeReadIntoLocal(),
+    KindThroughConstructor(),
     LaunchThroughHelper(),
     LaunchesInTwoHelpers(),
     LaunchingFunctionAsStaticMethod(),
+    MethodAsModuleFunction(),
     PositionalLaunchArguments(),
     KeywordLaunchArguments(),
     RenamedKernels(),

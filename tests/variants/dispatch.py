@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -643,3 +644,295 @@ class AttributeReadIntoLocal(Transformation):
                 if attributes:
                     reads[(cls.name, method.name)] = attributes
         return module.visit(_AttributesToLocals(reads)) if reads else None
+
+
+def _class_name(function: str) -> str:
+    return "_" + "".join(part.capitalize() for part in function.split("_") if part)
+
+
+_STRING_TESTS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+
+
+def _is_string_choice(node: ast.expr) -> bool:
+    """A string literal, or a tuple, list or set of them (`kind in ("a", "b")`)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    elements = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else []
+    return bool(elements) and all(map(_is_string_choice, elements))
+
+
+def _kind_parameter(function: ast.FunctionDef) -> str | None:
+    """The first parameter the function compares with string literals (`if kind == "edge":`, `match kind:`)."""
+    compared: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name):
+            pairs = zip(node.ops, node.comparators)
+            if all(isinstance(op, _STRING_TESTS) and _is_string_choice(c) for op, c in pairs):
+                compared.add(node.left.id)
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Name):
+            if isinstance(node.ops[0], ast.Eq | ast.NotEq) and _is_string_choice(node.left):
+                compared.add(node.comparators[0].id)
+        elif isinstance(node, ast.Match) and isinstance(node.subject, ast.Name):
+            compared.add(node.subject.id)
+    return next((a.arg for a in function.args.args if a.arg in compared), None)
+
+
+def _rebinds(function: ast.FunctionDef, name: str) -> bool:
+    """The body binds `name` again (an assignment, a loop, an import, `except ... as`, `global`)."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store | ast.Del):
+            return True
+        if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name == name:
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
+            return True
+        if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
+            return True
+    return False
+
+
+def _identifiers(node: ast.AST) -> set[str]:
+    """Every name and attribute name under `node`."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+    }
+
+
+def _mangled(names: set[str]) -> bool:
+    """A name a class body would mangle (`__x`, not `__x__`)."""
+    return any(n.startswith("__") and not n.endswith("__") for n in names)
+
+
+# What a wrapper would not carry over from the function it stands for.
+_FUNCTION_INTERNALS = {"__doc__", "__code__", "__defaults__", "__kwdefaults__", "__wrapped__", "__annotations__"}
+
+
+@dataclass(frozen=True)
+class _KindFunction:
+    """A module-scope function that chooses by a string parameter, and the class it becomes."""
+
+    name: str
+    kind: str  # the parameter compared with strings
+    position: int  # its index among the parameters
+    parameters: tuple[str, ...]  # every parameter's name, in order
+    holder: str  # the class
+    wrapper: bool  # the module keeps the name as a function calling the class (read otherwise, or elsewhere)
+    calls: frozenset[tuple[int, int]]  # (line, column) of the calls of its file written through the class
+
+
+def _call_through_class(call: ast.Call, found: _KindFunction) -> bool:
+    """The call can name the class where it named the function: its arguments are plain, the kind is found, and
+    reading the kind first does not change what the other arguments see (a literal, or nothing with effects
+    before it)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    keywords = [k.arg for k in call.keywords]
+    if len(call.args) > found.position:
+        kind, before = call.args[found.position], call.args[: found.position]
+    elif found.kind in keywords:
+        at = keywords.index(found.kind)
+        kind, before = call.keywords[at].value, [*call.args, *(k.value for k in call.keywords[:at])]
+    else:
+        return False
+    literal = isinstance(kind, ast.Constant) and isinstance(kind.value, str)
+    return literal or all(isinstance(b, ast.Constant | ast.Name) for b in before)
+
+
+def _kind_functions(path: str, text: str, fixture: Fixture) -> list[_KindFunction]:
+    """The file's functions this transformation writes as classes."""
+    tree = ast.parse(text)
+    taken = names_in(text)
+    others = [t for p, t in fixture.every_python_file.items() if p != path]
+    elsewhere = set().union(*(_identifiers(ast.parse(t)) for t in others)) if others else set()
+    internals = any(_FUNCTION_INTERNALS & _identifiers(ast.parse(t)) for t in fixture.every_python_file.values())
+    found: list[_KindFunction] = []
+    for function in tree.body:
+        if not isinstance(function, ast.FunctionDef) or function.decorator_list:
+            continue
+        args = function.args
+        if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg:
+            continue
+        if not all(isinstance(d, ast.Constant) for d in args.defaults):
+            continue  # a default evaluated twice (in the class and in a wrapper) could differ
+        inside = [n for statement in function.body for n in ast.walk(statement)]
+        if any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda) for n in inside):
+            continue  # their qualified names (a kernel's key) would change
+        names = _identifiers(function)
+        if {"self", "super", "__class__"} & names or _mangled(names):
+            continue
+        kind = _kind_parameter(function)
+        holder = _class_name(function.name)
+        if kind is None or _rebinds(function, kind) or holder in taken:
+            continue
+        parameters = tuple(a.arg for a in args.args)
+        candidate = _KindFunction(function.name, kind, parameters.index(kind), parameters, holder, False, frozenset())
+        calls = [
+            n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            and n.func.id == function.name
+        ]  # fmt: skip
+        through = frozenset((c.lineno, c.col_offset) for c in calls if _call_through_class(c, candidate))
+        reads = sum(isinstance(n, ast.Name) and n.id == function.name for n in ast.walk(tree))
+        wrapper = function.name in elsewhere or reads != len(through)
+        if wrapper and internals:
+            continue
+        found.append(_KindFunction(function.name, kind, candidate.position, parameters, holder, wrapper, through))
+    return found
+
+
+class _KindToConstructor(cst.CSTTransformer):
+    """Each chosen function written as its class (and a wrapper where it keeps its name); its calls that can
+    name the class do."""
+
+    METADATA_DEPENDENCIES = (cst.metadata.PositionProvider,)
+
+    def __init__(self, functions: list[_KindFunction], kind_reads: set[tuple[int, int]]) -> None:
+        self.functions = {f.name: f for f in functions}
+        self.calls = {place: f for f in functions for place in f.calls}
+        self.kind_reads = kind_reads  # (line, column) of each read of a kind parameter inside its function
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        start = self.get_metadata(cst.metadata.PositionProvider, original_node).start
+        if (start.line, start.column) in self.kind_reads:
+            return cst.Attribute(cst.Name("self"), cst.Name(original_node.value))
+        return updated_node
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        start = self.get_metadata(cst.metadata.PositionProvider, original_node).start
+        found = self.calls.get((start.line, start.column))
+        if found is None:
+            return updated_node
+        positional = [a for a in updated_node.args if a.keyword is None]
+        if len(positional) > found.position:
+            kind = positional[found.position]
+            rest = [a for a in updated_node.args if a is not kind]
+        else:
+            kind = next(a for a in updated_node.args if a.keyword and a.keyword.value == found.kind)
+            rest = [a for a in updated_node.args if a is not kind]
+        kind = kind.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT)
+        if rest:
+            rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        holder = cst.Call(func=cst.Name(found.holder), args=[kind])
+        return updated_node.with_changes(func=cst.Attribute(holder, cst.Name("run")), args=rest)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        found = self.functions.get(original_node.name.value)
+        if found is None:
+            return updated_node
+        params = list(updated_node.params.params)
+        kind = params.pop(found.position)
+        kind_text = cst.Module([]).code_for_node(kind.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip()
+        if params:
+            params[-1] = params[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        init = cst.parse_statement(f"def __init__(self, {kind_text}):\n    self.{found.kind} = {found.kind}\n")
+        run = updated_node.with_changes(
+            name=cst.Name("run"),
+            params=updated_node.params.with_changes(params=[cst.Param(cst.Name("self")), *params]),
+            leading_lines=(cst.EmptyLine(indent=False),),
+        )
+        holder = cst.ClassDef(
+            cst.Name(found.holder), cst.IndentedBlock(body=[init, run]), leading_lines=original_node.leading_lines
+        )
+        if not found.wrapper:
+            return holder
+        signature = cst.Module([]).code_for_node(original_node.params)
+        arguments = ", ".join(p for p in found.parameters if p != found.kind)
+        wrapper = cst.parse_statement(
+            f"def {found.name}({signature}):\n    return {found.holder}({found.kind}).run({arguments})\n"
+        ).with_changes(leading_lines=(cst.EmptyLine(), cst.EmptyLine()))
+        return cst.FlattenSentinel([holder, wrapper])
+
+
+def _kind_reads(tree: ast.Module, text: str, functions: list[_KindFunction]) -> set[tuple[int, int]]:
+    """(line, column in characters) of every read of a chosen function's kind parameter in its body."""
+    lines = text.splitlines()
+    chosen = {f.name: f.kind for f in functions}
+    found = set()
+    for function in tree.body:
+        if isinstance(function, ast.FunctionDef) and function.name in chosen:
+            for statement in function.body:
+                for n in ast.walk(statement):
+                    if isinstance(n, ast.Name) and n.id == chosen[function.name]:
+                        column = len(lines[n.lineno - 1].encode()[: n.col_offset].decode())
+                        found.add((n.lineno, column))
+    return found
+
+
+class KindThroughConstructor(Transformation):
+    """A function that builds or launches what its string parameter names (`finish(img, "vignette")`) is a small
+    class given the kind by its constructor, stored on `self` and read where the function read the parameter:
+    `_Finish("vignette").run(img)`. The body, its globals and what it returns are the same; only the kind's
+    reading moves from a local to an attribute set once. Where the function is read otherwise (another file
+    imports it, a test calls it, a call passes it `*args`), the module keeps the name as a wrapper of the same
+    signature, `def finish(img, effect): return _Finish(effect).run(img)`, so every other reader is left as it is
+    (rewriting another file's imports would reach into the project's tests). A function that defines a function,
+    a kernel, a class or a lambda inside stays: their qualified names, so a kernel's key, would change."""
+
+    NAME = "kind-through-constructor"
+    FAMILY = "dispatch"
+    DESCRIPTION = (
+        "A module-scope function that compares a string parameter with literals becomes a class whose constructor "
+        'stores the kind on `self`: `finish(img, "edge")` reads `_Finish("edge").run(img)`.'
+    )
+    NOTHING_TO_REWRITE = (
+        "no module-scope function compares a parameter it never rebinds with strings without defining a function, "
+        "kernel or class inside"
+    )
+    EXAMPLES = (
+        Example(
+            before=(
+                'import warp as wp\n\n\ndef finish(img, kind):\n    if kind == "edge":\n'
+                '        wp.launch(edge, dim=1, inputs=[img])\n    elif kind == "blur":\n'
+                "        wp.launch(blur, dim=1, inputs=[img])\n    else:\n"
+                '        raise ValueError(kind)\n\n\ndef main(img):\n    finish(img, "edge")\n'
+            ),
+            after=(
+                "import warp as wp\n\n\nclass _Finish:\n    def __init__(self, kind):\n        self.kind = kind\n\n"
+                '    def run(self, img):\n        if self.kind == "edge":\n'
+                '            wp.launch(edge, dim=1, inputs=[img])\n        elif self.kind == "blur":\n'
+                "            wp.launch(blur, dim=1, inputs=[img])\n        else:\n"
+                '            raise ValueError(self.kind)\n\n\ndef main(img):\n    _Finish("edge").run(img)\n'
+            ),
+        ),
+        # imported by another file: the module keeps the name as a wrapper of the same signature
+        Example(
+            path="pkg/walls.py",
+            before=(
+                'def wall_kernel(kind: str = "closed"):\n    if kind == "closed":\n        return reflect\n'
+                "    return open_ends\n"
+            ),
+            after=(
+                'class _WallKernel:\n    def __init__(self, kind: str = "closed"):\n        self.kind = kind\n\n'
+                '    def run(self):\n        if self.kind == "closed":\n            return reflect\n'
+                '        return open_ends\n\n\ndef wall_kernel(kind: str = "closed"):\n'
+                "    return _WallKernel(kind).run()\n"
+            ),
+            others=(("pkg/sim.py", 'from pkg.walls import wall_kernel\n\nK = wall_kernel("open")\n'),),
+        ),
+        # a factory: the kernel it defines would get another key
+        Example(
+            before=(
+                'import warp as wp\n\n\ndef make(kind):\n    if kind == "edge":\n\n        @wp.kernel\n'
+                "        def edge():\n            pass\n\n        return edge\n"
+            ),
+            after=(
+                'import warp as wp\n\n\ndef make(kind):\n    if kind == "edge":\n\n        @wp.kernel\n'
+                "        def edge():\n            pass\n\n        return edge\n"
+            ),
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        text = module.code
+        functions = _kind_functions(path, text, fixture)
+        if not functions:
+            return None
+        reads = _kind_reads(ast.parse(text), text, functions)
+        return cst.metadata.MetadataWrapper(module).visit(_KindToConstructor(functions, reads))
+
+    def apply(self, fixture: Fixture) -> Variant | Skip:
+        """The variant, whose plan reads a class's `run` (`_Finish.run`) as the function it was (`finish`)."""
+        variant = super().apply(fixture)
+        if isinstance(variant, Variant):
+            for path, text in fixture.sources.items():
+                variant.names.update({f"{f.holder}.run": f.name for f in _kind_functions(path, text, fixture)})
+        return variant

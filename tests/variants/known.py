@@ -28,6 +28,8 @@ FIXED: dict[tuple[str, str], str] = {
     ("plugin_transforms", "attribute-read-into-local"): KERNEL_COLLECTOR,  # `kind = self.kind` is self.kind
     # the same, for launch helpers of the entry's own function
     ("per_kernel_backward", "launches-in-two-helpers"): GRANULAR_SITES,
+    # a method picking module-scope kernels by `self.kind` is a closed set of alternatives, as a function is
+    ("lifecycle_alternatives", "kind-through-constructor"): KERNEL_COLLECTOR,
 }
 
 

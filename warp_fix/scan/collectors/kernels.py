@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Iterator
 
 from ..captures import FactoryScopes
 from ..index import (
@@ -128,17 +129,17 @@ class KernelCollector(Collector):
         return entries
 
     def _mark_alternatives(self) -> None:
-        """A `KernelSelector` for each module-scope function whose every `return` gives a kernel by name (one of
-        this file's module-scope kernels, or a name imported from another module: `from .edges import clamp`,
-        `edges.clamp`), at least one of them inside an `if`/`elif` (or `case`) whose test compares names with
-        constants, two names or more in all. A lookup in a dict (a registry), a kernel made inside the function or
-        any other return value is not a closed set. The scan links the names to kernels (`link_selectors`)."""
+        """A `KernelSelector` for each module-scope function, or method of a module-scope class, whose every
+        `return` gives a kernel by name (one of this file's module-scope kernels, or a name imported from another
+        module: `from .edges import clamp`, `edges.clamp`), at least one of them inside an `if`/`elif` (or `case`)
+        whose test compares names, attributes and constants (`kind == "clamp"`, `self.kind == "clamp"` where the
+        object was given its kind), two names or more in all. A lookup in a dict (a registry), a kernel made inside
+        the function or any other return value is not a closed set. A method's selector is named by its qualified
+        name (`EdgeKernel.run`). The scan links the names to kernels (`link_selectors`)."""
         local = {k.name for k in self.found.kernels if k.at_module_scope}
         imported = self._imported_bindings()
         module = self.parsed.info.python_module
-        for function in self.parsed.tree.body:
-            if not isinstance(function, _Function):
-                continue
+        for function, name in _functions_and_methods(self.parsed.tree):
             returns = self.parsed.own_returns(function)
             names = [_returned_name(r.value, local, imported, module) for r in returns]
             if not returns or None in names or len(set(names)) < 2:
@@ -146,7 +147,7 @@ class KernelCollector(Collector):
             if not any(self._under_fixed_branch(r, function) for r in returns):
                 continue
             self.found.selectors.append(
-                KernelSelector(**self.parsed.located(function), name=function.name,
+                KernelSelector(**self.parsed.located(function), name=name,
                                kernels=list(dict.fromkeys(n for n in names if n)))
             )
 
@@ -515,6 +516,15 @@ def _kinds_of_self(test: ast.expr, branch: ast.AST) -> set[str]:
 
 def _is_string(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _functions_and_methods(tree: ast.Module) -> Iterator[tuple[_Function, str]]:
+    """Each module-scope function and each method of a module-scope class, with its qualified name."""
+    for node in tree.body:
+        if isinstance(node, _Function):
+            yield node, node.name
+        elif isinstance(node, ast.ClassDef):
+            yield from ((m, f"{node.name}.{m.name}") for m in node.body if isinstance(m, _Function))
 
 
 def _fixed_test(test: ast.expr) -> bool:
