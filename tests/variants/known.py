@@ -14,9 +14,31 @@ LOOP_COLLECTOR = "warp_fix/scan/collectors/loops.py"
 GRANULAR_SITES = "warp_fix/mechanisms/granular_modules.py"
 KERNEL_COLLECTOR = "warp_fix/scan/collectors/kernels.py"
 
-KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {}  # none since the launch-helper rules below were fixed
+KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {
+    ("entry_placement", "static-method-as-function"): (
+        "the tape walk's `self.method()` goes to a `def` of the class only; a method bound in the class body to a "
+        "module-scope function (`step = _Solver_step`) is not followed, so the tape's reach is lost "
+        "and a safe per-module backward-off replaces the consent fix at the entry"
+    ),
+    ("unfollowed_tape", "static-method-as-function"): (
+        "the same `self.method()` rule: the unresolved tape's reach changes when the launching method is a "
+        "module-scope function bound in the class body"
+    ),
+    ("factory_constructor_set", "static-method-as-function"): (
+        "the loop collector reads `self.<attr>` as the constructor's only inside a method's `def` in the class "
+        "body; the same loop in a module-scope function bound as the method is read as a parameter's values"
+    ),
+    ("factory_in_loop", "static-method-as-function"): (
+        "the same loop-collector rule: `self.widths` in a function bound as a method is not the class's attribute"
+    ),
+}
 
-RULE_OF: dict[tuple[str, str], str] = {}
+RULE_OF: dict[tuple[str, str], str] = {
+    ("entry_placement", "static-method-as-function"): DIFFERENTIATION,
+    ("unfollowed_tape", "static-method-as-function"): DIFFERENTIATION,
+    ("factory_constructor_set", "static-method-as-function"): LOOP_COLLECTOR,
+    ("factory_in_loop", "static-method-as-function"): LOOP_COLLECTOR,
+}
 
 # Disagreements the generator found and that were fixed in the rule named: tests/variants/test_invariance.py runs
 # each as a regression test on real runs.
