@@ -51,6 +51,53 @@ def test_a_tape_in_another_script_reaches_the_kernels_its_calls_launch(scan):
     assert found.reaches("beams/model.py") and not found.reaches("beams/__main__.py")
 
 
+def test_a_method_bound_by_assignment_in_its_class_body_is_reached_by_the_methods_name(scan):
+    index = scan(
+        {
+            "beams/model.py": """
+                import warp as wp
+
+                @wp.kernel
+                def deflect(x: wp.array(dtype=float)):
+                    x[wp.tid()] += 1.0
+
+                @wp.kernel
+                def settle(x: wp.array(dtype=float)):
+                    x[wp.tid()] *= 2.0
+
+                def _Beam_predict(self):
+                    wp.launch(deflect, dim=self.x.shape[0], inputs=[self.x])
+
+                def _Beam_settle(x):
+                    wp.launch(settle, dim=x.shape[0], inputs=[x])
+
+                class Beam:
+                    def __init__(self, n):
+                        self.x = wp.zeros(n, dtype=float)
+
+                    predict = _Beam_predict
+                    relax = staticmethod(_Beam_settle)
+            """,
+            "scripts/fit.py": """
+                import warp as wp
+                from beams.model import Beam
+
+                def fit():
+                    beam = Beam(4)
+                    with wp.Tape() as tape:
+                        beam.predict()
+                        Beam.relax(beam.x)
+                    tape.backward()
+            """,
+        }
+    )
+    bound = {c.function: c.bound_as for c in index.calls if c.file == "beams/model.py"}
+    assert bound["_Beam_predict"] == ["Beam.predict"] and bound["_Beam_settle"] == ["Beam.relax"]
+    found = differentiated_kernels(index)
+    assert found.kernels == {"deflect": "scripts/fit.py:6", "settle": "scripts/fit.py:6"}
+    assert found.unresolved == []
+
+
 def test_a_tape_entered_without_a_with_block_counts_for_its_whole_function(scan):
     index = scan(
         {

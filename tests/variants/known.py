@@ -14,31 +14,18 @@ LOOP_COLLECTOR = "warp_fix/scan/collectors/loops.py"
 GRANULAR_SITES = "warp_fix/mechanisms/granular_modules.py"
 KERNEL_COLLECTOR = "warp_fix/scan/collectors/kernels.py"
 
+_BOUND_METHOD = (
+    "the loop that makes a kernel per value sits in a method the class binds by assignment (`_react = "
+    "_Reactor_react`, the function defined before the class): the loop collector reads `self.X` of a function "
+    "outside a class body as computed when the loop runs, not fixed at construction, so factory-in-loop offers no "
+    "factory_set; the codemod would also have to edit the method's body outside the class"
+)
 KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {
-    ("entry_placement", "static-method-as-function"): (
-        "the tape walk's `self.method()` goes to a `def` of the class only; a method bound in the class body to a "
-        "module-scope function (`step = _Solver_step`) is not followed, so the tape's reach is lost "
-        "and a safe per-module backward-off replaces the consent fix at the entry"
-    ),
-    ("unfollowed_tape", "static-method-as-function"): (
-        "the same `self.method()` rule: the unresolved tape's reach changes when the launching method is a "
-        "module-scope function bound in the class body"
-    ),
-    ("factory_constructor_set", "static-method-as-function"): (
-        "the loop collector reads `self.<attr>` as the constructor's only inside a method's `def` in the class "
-        "body; the same loop in a module-scope function bound as the method is read as a parameter's values"
-    ),
-    ("factory_in_loop", "static-method-as-function"): (
-        "the same loop-collector rule: `self.widths` in a function bound as a method is not the class's attribute"
-    ),
+    ("factory_constructor_set", "static-method-as-function"): _BOUND_METHOD,
+    ("factory_in_loop", "static-method-as-function"): _BOUND_METHOD,
 }
 
-RULE_OF: dict[tuple[str, str], str] = {
-    ("entry_placement", "static-method-as-function"): DIFFERENTIATION,
-    ("unfollowed_tape", "static-method-as-function"): DIFFERENTIATION,
-    ("factory_constructor_set", "static-method-as-function"): LOOP_COLLECTOR,
-    ("factory_in_loop", "static-method-as-function"): LOOP_COLLECTOR,
-}
+RULE_OF: dict[tuple[str, str], str] = {pair: LOOP_COLLECTOR for pair in KNOWN_DISAGREEMENTS}
 
 # Disagreements the generator found and that were fixed in the rule named: tests/variants/test_invariance.py runs
 # each as a regression test on real runs.
@@ -52,6 +39,9 @@ FIXED: dict[tuple[str, str], str] = {
     ("per_kernel_backward", "launches-in-two-helpers"): GRANULAR_SITES,
     # a method picking module-scope kernels by `self.kind` is a closed set of alternatives, as a function is
     ("lifecycle_alternatives", "kind-through-constructor"): KERNEL_COLLECTOR,
+    # a module function a class binds as its method (`step = _Tank_step`) is reached by the method's name
+    ("entry_placement", "static-method-as-function"): DIFFERENTIATION,
+    ("unfollowed_tape", "static-method-as-function"): DIFFERENTIATION,
 }
 
 

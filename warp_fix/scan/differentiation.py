@@ -246,7 +246,8 @@ class _NamedFunctions:
             if calls.function is None:
                 continue
             scope = (calls.file, calls.function)
-            for name in _names_of(calls.function):
+            # a method bound by assignment in a class body (`step = _Tank_step`) is called by the method's name
+            for name in dict.fromkeys(n for q in [calls.function, *calls.bound_as] for n in _names_of(q)):
                 if calls.enclosed_in is None:
                     self.anywhere.setdefault(name, []).append(scope)
                 else:

@@ -270,6 +270,10 @@ class FunctionCalls(Located):
     # A function nested in another that never leaves it as a value (not returned, stored, passed or decorated):
     # only code inside that function can call it, by name. The enclosing function's qualname; None otherwise.
     enclosed_in: str | None = None
+    # A module-scope function a class of its file binds as a method by assignment (`step = _Tank_step` or
+    # `step = staticmethod(_Tank_step)` in `class Tank:`): the method's qualnames (`Tank.step`), which calls
+    # reach it by (`tank.step(...)`) as they reach a method defined in the class body.
+    bound_as: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

@@ -137,6 +137,7 @@ class CallCollector(Collector):
         # its own parameters, found once instead of at each of its calls
         self._of_function: dict[int, tuple[FunctionCalls, set[str]]] = {}
         self._escaping: dict[int, frozenset[str]] = {}  # per enclosing function node, see `_escaping_names`
+        self._bindings: dict[int, list[str]] | None = None  # see `_bound_as`
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)
@@ -171,7 +172,31 @@ class CallCollector(Collector):
             found = self._of_function[id(function)] = (calls, parameters)
             if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and calls.enclosed_in is None:
                 calls.enclosed_in = self._enclosed_in(function)
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and not calls.bound_as:
+                calls.bound_as = self._bound_as().get(id(function), [])
         return found
+
+    def _bound_as(self) -> dict[int, list[str]]:
+        """Per module-scope function node, the methods classes of this file bind it as by assignment in their
+        body (`step = _Tank_step`, `step = staticmethod(_Tank_step)`: `Tank.step`). Found once per file."""
+        if self._bindings is None:
+            body = self.parsed.tree.body
+            functions = {n.name: n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+            self._bindings = {}
+            for cls in (n for n in self.parsed.tree.body if isinstance(n, ast.ClassDef)):
+                for statement in cls.body:
+                    if not isinstance(statement, ast.Assign):
+                        continue
+                    value = statement.value
+                    wrapped = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(value.args) == 1
+                    if wrapped and value.func.id in ("staticmethod", "classmethod") and not value.keywords:
+                        value = value.args[0]
+                    function = functions.get(value.id) if isinstance(value, ast.Name) else None
+                    if function is None:
+                        continue
+                    names = [f"{cls.name}.{t.id}" for t in statement.targets if isinstance(t, ast.Name)]
+                    self._bindings.setdefault(id(function), []).extend(names)
+        return self._bindings
 
     def _enclosed_in(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         """The qualname of the function `function` is nested in, when no code outside that function can reach it:
