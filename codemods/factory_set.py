@@ -194,6 +194,34 @@ class FactorySet(WarpCodemod):
             ),
         ),
         Example(
+            title="the loop's method is a module function the class binds by name (`run = _Bank_run`): its body is "
+            "edited where it is written",
+            args={
+                "file": "bank.py", "class_name": "Bank", "method": "run", "line": 13, "callee": "make_filter",
+                "attribute": "_filter_kernels", "module": "bank.Bank", "factory_file": "bank.py",
+                "factory": "make_filter",
+            },
+            before=(
+                "import warp as wp\n\n\ndef make_filter(width):\n    def box(x: wp.array(dtype=float)):\n"
+                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=\"unique\")\n\n\n"
+                "def _Bank_run(self, x):\n    for width in self.widths:\n"
+                "        wp.launch(make_filter(width), dim=x.shape[0], inputs=[x])\n\n\n"
+                "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n\n"
+                "    run = _Bank_run\n"
+            ),
+            after=(
+                "import warp as wp\n\n\ndef make_filter(width, module=\"unique\"):\n"
+                "    def box(x: wp.array(dtype=float)):\n"
+                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=module)\n\n\n"
+                "def _Bank_run(self, x):\n    for width in self.widths:\n"
+                "        wp.launch(self._filter_kernels[width], dim=x.shape[0], inputs=[x])\n\n\n"
+                "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
+                "        self._filter_kernels = {\n"
+                "            width: make_filter(width, module=\"bank.Bank\") for width in self.widths\n        }\n\n"
+                "    run = _Bank_run\n"
+            ),
+        ),
+        Example(
             title="the loop runs over a parameter of a private helper that every call fills with `self.widths`: the "
             "constructor iterates `self.widths`",
             args={
@@ -409,9 +437,9 @@ class FactorySet(WarpCodemod):
         )
         if cls is None or top is None:
             raise self.refuse(f"no class named {class_name!r}")
-        methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
-        method, init = methods.get(method_name), methods.get("__init__")
-        if method is None:
+        methods = _methods(tree, cls, top)
+        (method, method_top), init = methods.get(method_name, (None, None)), methods.get("__init__", (None, None))[0]
+        if method is None or method_top is None:
             raise self.refuse(f"{class_name} has no method {method_name!r}")
         if init is None:
             raise self.refuse(f"{class_name} has no __init__ to make the kernels in")
@@ -421,7 +449,7 @@ class FactorySet(WarpCodemod):
             raise self.refuse(f"{class_name}.{method_name} or __init__ takes no self")
         if f"{me}.{attribute}[" in code(method):
             return tree  # done already
-        positions = self.lines.positions(self.lines.index_of(top))
+        positions = self.lines.positions(self.lines.index_of(method_top))
         finder = _Loops()
         method.visit(finder)
         calls = [(c, loop) for c, loop in finder.calls
@@ -497,6 +525,29 @@ def _with_parameter(params: cst.Parameters, new: cst.Param) -> cst.Parameters:
         new = new.with_changes(comma=existing[-1].comma)  # keep a trailing comma where the author wrote one
     existing.append(new)
     return params.with_changes(**{"kwonly_params" if keyword_only else "params": existing})
+
+
+def _methods(
+    tree: cst.Module, cls: cst.ClassDef, top: cst.BaseStatement
+) -> dict[str, tuple[cst.FunctionDef, cst.BaseStatement]]:
+    """The class's methods taking `self`, each with the top-level statement holding its body: those its body
+    defines, and module-scope functions it binds by name (`apply = _FilterBank_apply`: the body to edit is the
+    function's)."""
+    functions = {s.name.value: s for s in tree.body if isinstance(s, cst.FunctionDef)}
+    found: dict[str, tuple[cst.FunctionDef, cst.BaseStatement]] = {}
+    for statement in cls.body.body:
+        if isinstance(statement, cst.FunctionDef):
+            found[statement.name.value] = (statement, top)
+            continue
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            function = functions.get(small.value.value) if isinstance(small, cst.Assign) and isinstance(
+                small.value, cst.Name) else None
+            if function is not None:
+                found.update({t.target.value: (function, function) for t in small.targets
+                              if isinstance(t.target, cst.Name)})
+    return found
 
 
 def _first_parameter(func: cst.FunctionDef) -> str | None:

@@ -209,6 +209,49 @@ def test_a_loop_value_assigned_outside_the_constructor_is_not_fixed_at_construct
     assert call.origin == "computed" and call.origin_detail == "self.widths is also assigned in grow()"
 
 
+BOUND_REACTOR = """
+    import warp as wp
+    from rates import make_rate
+
+    def _Reactor_react(self, orders, dt):
+        for order in orders:
+            wp.launch(make_rate(order), dim=1, inputs=[dt])
+
+    def _Reactor_step(self, dt):
+        self._react(self.orders, dt)
+
+    class Reactor:
+        def __init__(self, orders=(1, 2)):
+            self.orders = tuple(orders)
+
+        _react = _Reactor_react
+        step = _Reactor_step
+"""
+
+
+def test_a_module_function_a_class_binds_as_its_method_is_read_as_that_method(scan):
+    """`_react = _Reactor_react`: `self` is its first parameter and `self.orders` is fixed at construction, as in a
+    method written in the class body; the fix names the method as the class calls it."""
+    (call,) = scan({"reactor.py": BOUND_REACTOR}).loop_factory_calls
+    assert (call.function, call.class_name, call.method) == ("_Reactor_react", "Reactor", "_react")
+    assert (call.origin, call.constructor_values, call.init_line) == ("constructor", "self.orders", 13)
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (("_react = _Reactor_react", "_react = staticmethod(_Reactor_react)"), "a static method takes no self"),
+        (("step = _Reactor_step", "step = _Reactor_step\n\n        def grow(self):\n            self.orders += (3,)"),
+         "a method assigns the attribute again"),
+        (("step = _Reactor_step", "step = _Reactor_step\n\n    _Reactor_react(None, (1,), 0.1)"),
+         "the function is also called on its own, with any first argument"),
+    ],
+)
+def test_a_bound_module_function_is_no_constructor_method_where_its_values_can_change(scan, edit, why):
+    (call,) = scan({"reactor.py": BOUND_REACTOR.replace(*edit)}).loop_factory_calls
+    assert call.origin != "constructor", why
+
+
 HELPER_LAUNCHES = """
     import warp as wp
 

@@ -31,6 +31,7 @@ class LoopSet:
     line: int
     function: str  # the method or function holding the loop: `FilterBank.apply`
     class_name: str | None
+    method: str | None  # the name class_name calls it by (`apply`), wherever its body is written
     callee: str  # as written at the call
     arguments: list[str]
     loop_line: int
@@ -104,8 +105,8 @@ def _bank(
                                        python_module="filters", function_path="make_filter", kernels=["box"])],
             loop_factory_calls=[LoopFactoryCall(
                 file="bank.py", line=21, function=function, callee="make_filter", arguments=["width"],
-                class_name=class_name, loop_line=20, loop_target="width",
-                loop_iter="widths" if held_by else "self.widths", origin=origin,
+                class_name=class_name, method=function.rsplit(".", 1)[-1] if class_name else None, loop_line=20,
+                loop_target="width", loop_iter="widths" if held_by else "self.widths", origin=origin,
                 origin_detail={"constructor": "self.widths is set in FilterBank.__init__",
                                "parameter": "frames is a parameter of apply()"}.get(origin, ""),
                 init_line=15 if origin == "constructor" else None, per_call=list(per_call),
@@ -145,7 +146,7 @@ class FactoryInLoop(Mechanism[LoopSets]):
             factory = inputs.index.factory_named(".".join(kernel.enclosing_functions))
             item = LoopSet(
                 file=loop.file, line=loop.line, function=loop.function or "", class_name=loop.class_name,
-                callee=loop.callee, arguments=list(loop.arguments), loop_line=loop.loop_line,
+                method=loop.method, callee=loop.callee, arguments=list(loop.arguments), loop_line=loop.loop_line,
                 loop_target=loop.loop_target, loop_iter=loop.loop_iter, origin=loop.origin,
                 origin_detail=loop.origin_detail, per_call=list(loop.per_call),
                 factory=kernel.enclosing_functions[-1], factory_file=kernel.file,
@@ -211,7 +212,7 @@ class FactoryInLoop(Mechanism[LoopSets]):
                 ),
                 safety=SAFE, codemod="factory_set",
                 places=(FactorySetArgs(
-                    file=item.file, class_name=item.class_name or "", method=item.function.rsplit(".", 1)[-1],
+                    file=item.file, class_name=item.class_name or "", method=item.method or "",
                     line=item.line, callee=item.callee, attribute=_attribute(item.factory),
                     module=item.shared_module, factory_file=item.factory_file, factory=item.factory,
                     parameter=item.module_parameter or "module", values=item.constructor_values,
@@ -319,7 +320,7 @@ def _outside(loop: LoopFactoryCall, made: list[TracedKernel], modules: list[str]
     """A loop whose factory's kernels are made outside the repository: reported, never edited."""
     maker = made[0].created or made[0].site
     return LoopSet(
-        file=loop.file, line=loop.line, function=loop.function or "", class_name=loop.class_name,
+        file=loop.file, line=loop.line, function=loop.function or "", class_name=loop.class_name, method=loop.method,
         callee=loop.callee, arguments=list(loop.arguments), loop_line=loop.loop_line, loop_target=loop.loop_target,
         loop_iter=loop.loop_iter, origin=loop.origin, origin_detail=loop.origin_detail, per_call=list(loop.per_call),
         factory=maker.function if maker else loop.callee, factory_file=maker.file if maker else "",

@@ -291,6 +291,8 @@ class LoopFactoryCall(Located):
     callee: str  # as written: `make_filter`, `filters.make_filter`
     arguments: list[str] = field(default_factory=list)  # each as written, keywords as `name=value`
     class_name: str | None = None  # the class whose method holds the loop
+    # the name the class calls that method by: `apply`, also for a module function it binds (`apply = _Bank_apply`)
+    method: str | None = None
     loop_line: int = 0
     loop_target: str = ""
     loop_iter: str = ""

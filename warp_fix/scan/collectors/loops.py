@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from ..index import LoopFactoryCall
 from ..parsed import argument, literal_of
@@ -10,6 +11,47 @@ from .base import Collector
 from .launches import LAUNCH_POSITIONS
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass(frozen=True)
+class _Method:
+    """A function as the method `name` of `cls`: defined in the class body, or a module-scope function of the file
+    that the class binds by assignment (`apply = _FilterBank_apply`: `self.apply()` runs it, `self` its first
+    parameter)."""
+
+    cls: ast.ClassDef
+    name: str
+    function: _Function
+
+
+def _methods(tree: ast.Module, cls: ast.ClassDef) -> list[_Method]:
+    """The class's methods both ways; a `staticmethod(f)` binding is no method taking `self`, so it is left out."""
+    functions = {n.name: n for n in tree.body if isinstance(n, _Function)}
+    found = []
+    for statement in cls.body:
+        if isinstance(statement, _Function):
+            found.append(_Method(cls, statement.name, statement))
+        elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
+            function = functions.get(statement.value.id)
+            if function is not None:
+                found += [_Method(cls, t.id, function) for t in statement.targets if isinstance(t, ast.Name)]
+    return found
+
+
+def _method_of(tree: ast.Module, function: _Function, parent: ast.AST | None) -> _Method | None:
+    """`function` as a method: of the class whose body defines it, or of the one class binding it when the file
+    reads its name nowhere else (a function also called on its own may be passed any first argument)."""
+    if isinstance(parent, ast.ClassDef):
+        return _Method(parent, function.name, function)
+    if parent is not tree:
+        return None
+    bound = [m for c in tree.body if isinstance(c, ast.ClassDef) for m in _methods(tree, c) if m.function is function]
+    reads = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == function.name)
+    return bound[0] if len(bound) == 1 and reads == 1 else None
+
+
+def _name(function: _Function, method: _Method | None) -> str:
+    return method.name if method is not None else function.name
 
 
 class LoopFactoryCallCollector(Collector):
@@ -31,9 +73,9 @@ class LoopFactoryCallCollector(Collector):
         call = kernel if isinstance(kernel, ast.Call) else _assigned_call(loop, kernel, node)
         if call is None or self.parsed.warp_symbol(call.func) is not None:
             return
-        origin, detail, init_line, constructor_values = self._origin(loop.iter, function)
+        method = _method_of(self.parsed.tree, function, self.parsed.parent_of(function))
+        origin, detail, init_line, constructor_values = self._origin(loop.iter, function, method)
         targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-        cls = next((a for a in self.parsed.iter_ancestors(function) if isinstance(a, ast.ClassDef)), None)
         arguments = [self.parsed.source(a) for a in call.args]
         arguments += [f"{k.arg}={self.parsed.source(k.value)}" if k.arg else f"**{self.parsed.source(k.value)}"
                       for k in call.keywords]
@@ -42,7 +84,8 @@ class LoopFactoryCallCollector(Collector):
                 **self.parsed.located(call),
                 callee=self.parsed.source(call.func),
                 arguments=arguments,
-                class_name=cls.name if cls is not None and self.parsed.parent_of(function) is cls else None,
+                class_name=method.cls.name if method else None,
+                method=method.name if method else None,
                 loop_line=loop.lineno,
                 loop_target=self.parsed.source(loop.target),
                 loop_iter=self.parsed.source(loop.iter),
@@ -54,50 +97,54 @@ class LoopFactoryCallCollector(Collector):
             )
         )
 
-    def _origin(self, values: ast.expr, function: _Function) -> tuple[str, str, int | None, str]:
+    def _origin(
+        self, values: ast.expr, function: _Function, method: _Method | None
+    ) -> tuple[str, str, int | None, str]:
         """(origin, detail, the constructor's assignment line, the values as the constructor holds them when the
         loop's own iterable is a parameter standing for them)."""
         if literal_of(values)[0]:
             return "constant", "a literal", None, ""
         if isinstance(values, ast.Name):
             if values.id in _parameters(function):
-                return self._parameter_origin(values.id, function)
+                return self._parameter_origin(values.id, function, method)
             if _module_constant(self.parsed.tree, values.id):
                 return "constant", f"{values.id} is a module-scope constant", None, ""
-            return "computed", f"{values.id} is computed in {function.name}()", None, ""
+            return "computed", f"{values.id} is computed in {_name(function, method)}()", None, ""
         if _self_attribute(values, function) is not None:
-            return (*self._constructor_origin(values, function), "")
+            return (*self._constructor_origin(values, method), "")
         return "computed", f"{self.parsed.source(values)} is computed when the loop runs", None, ""
 
-    def _parameter_origin(self, parameter: str, function: _Function) -> tuple[str, str, int | None, str]:
+    def _parameter_origin(
+        self, parameter: str, function: _Function, method: _Method | None
+    ) -> tuple[str, str, int | None, str]:
         """A parameter of a private method (`_react(self, orders)`) that every call of it in its class fills with
         one attribute fixed at construction (`self._react(self.orders)`) holds that attribute's values; any other
         parameter is known only per call."""
-        per_call = "parameter", f"{parameter} is a parameter of {function.name}()", None, ""
-        cls = self.parsed.parent_of(function)
-        if not isinstance(cls, ast.ClassDef) or not function.name.startswith("_") or function.name.startswith("__"):
+        per_call = "parameter", f"{parameter} is a parameter of {_name(function, method)}()", None, ""
+        if method is None or not method.name.startswith("_") or method.name.startswith("__"):
             return per_call
-        passed = [_argument_for(call, function, parameter) for call in _calls_of_method(cls, function)]
+        passed = [_argument_for(call, function, parameter) for call in _calls_of_method(self.parsed.tree, method)]
         attributes = [a for a in passed if isinstance(a, ast.Attribute) and _self_attribute(a, function)]
         if not passed or len(attributes) != len(passed) or len({self.parsed.source(a) for a in attributes}) != 1:
             return per_call
-        origin, detail, line = self._constructor_origin(attributes[0], function)
+        origin, detail, line = self._constructor_origin(attributes[0], method)
         if origin != "constructor":
             return per_call
         held = self.parsed.source(attributes[0])
         count = f"{len(passed)} call{'s' if len(passed) > 1 else ''}"
-        return origin, f"{parameter} is {held} at every call of {function.name}() ({count} in {cls.name}); " \
+        return origin, f"{parameter} is {held} at every call of {method.name}() ({count} in {method.cls.name}); " \
             f"{detail}", line, held
 
-    def _constructor_origin(self, values: ast.Attribute, function: _Function) -> tuple[str, str, int | None]:
-        """`self.X`: fixed at construction when only the class's `__init__` assigns it (at its top level)."""
+    def _constructor_origin(self, values: ast.Attribute, method: _Method | None) -> tuple[str, str, int | None]:
+        """`self.X`: fixed at construction when only the class's `__init__` assigns it (at its top level), whichever
+        way the class holds its methods (defined in its body, or module functions it binds by name)."""
         name = values.attr
-        cls = self.parsed.parent_of(function)
-        if not isinstance(cls, ast.ClassDef):
-            return "computed", f"self.{name} of a function outside a class body", None
-        methods = [m for m in cls.body if isinstance(m, _Function)]
-        init = next((m for m in methods if m.name == "__init__"), None)
-        elsewhere = [m.name for m in methods if m is not init and _assigns_self(m, name)]
+        if method is None:
+            return "computed", f"self.{name} of a function that is no method of a class", None
+        cls = method.cls
+        methods = _methods(self.parsed.tree, cls)
+        init = next((m.function for m in methods if m.name == "__init__"), None)
+        elsewhere = [m.name for m in methods if m.function is not init and _assigns_self(m.function, name)]
         if elsewhere:
             return "computed", f"self.{name} is also assigned in {', '.join(elsewhere)}()", None
         if init is None:
@@ -169,13 +216,13 @@ def _module_constant(tree: ast.Module, name: str) -> bool:
     return False
 
 
-def _calls_of_method(cls: ast.ClassDef, method: _Function) -> list[ast.Call]:
-    """`self.<method>(...)` calls in the class's methods (by each method's own first parameter)."""
+def _calls_of_method(tree: ast.Module, method: _Method) -> list[ast.Call]:
+    """`self.<method>(...)` calls in its class's methods (by each method's own first parameter)."""
     found = []
-    for other in (m for m in cls.body if isinstance(m, _Function)):
-        for node in ast.walk(other):
+    for other in _methods(tree, method.cls):
+        for node in ast.walk(other.function):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method.name
-                    and _self_attribute(node.func, other) is not None):
+                    and _self_attribute(node.func, other.function) is not None):
                 found.append(node)
     return found
 
