@@ -53,6 +53,35 @@ def test_python_module_names_follow_the_package_structure(scan):
     assert index.file_of_module("pkg.sub.mod") == "pkg/sub/mod.py"
 
 
+def test_a_folder_without_init_inside_a_package_is_a_namespace_package_of_it(scan):
+    """PEP 420: `pkg/_src` has no `__init__.py`, yet `from pkg._src.solver import kernels` imports it, and Warp
+    names the module `pkg._src.solver.kernels`; a folder without one above every package is no package."""
+    index = scan(
+        {
+            "pkg/__init__.py": "from ._src.solver import kernels\n",
+            "pkg/_src/solver/__init__.py": "",
+            "pkg/_src/solver/kernels.py": KERNEL,
+            "pkg/_src/tools/mesh.py": KERNEL,
+            "apps/demo/__init__.py": "",
+            "apps/demo/run.py": KERNEL,
+        }
+    )
+    assert index.python_module_of("pkg/_src/solver/kernels.py") == "pkg._src.solver.kernels"
+    assert index.python_module_of("pkg/_src/tools/mesh.py") == "pkg._src.tools.mesh"
+    assert index.python_module_of("apps/demo/run.py") == "demo.run"
+
+
+def test_a_library_climbs_through_its_namespace_folders_to_its_outermost_package(tmp_path: Path):
+    from warp_fix.scan.files import python_module_name
+
+    site = tmp_path / "lib" / "site-packages"
+    for folder in ("newton", "newton/_src/core"):
+        (site / folder).mkdir(parents=True)
+        (site / folder / "__init__.py").write_text("")
+    (site / "newton/_src/core/x.py").write_text("")
+    assert python_module_name(site / "newton/_src/core/x.py", site, bounded=False) == "newton._src.core.x"
+
+
 def test_library_roots_are_context_only(tmp_path: Path, write_files):
     repo = write_files(tmp_path / "repo", {"app.py": KERNEL})
     library = write_files(tmp_path / "site" / "lib", {"__init__.py": "", "kernels.py": KERNEL})

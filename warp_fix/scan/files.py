@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 from warp_fix.ownership import folder_verdict
@@ -48,19 +49,48 @@ def imported_modules(text: str) -> list[str]:
 
 
 def python_module_name(path: Path, root: Path, *, bounded: bool = True) -> str:
-    """Dotted module name: the file's package chain (folders with `__init__.py`).
+    """Dotted module name: the file's package chain.
 
-    In the repository the chain stops at root (`python -m pkg.mod` run from root);
-    in a library root (`bounded=False`) it climbs as far as the packages go, so
-    `site-packages/lib/sub/x.py` is "lib.sub.x". A script outside any package gets its
+    The chain is the folders from the file up to its outermost package (a folder with `__init__.py`); a folder
+    without one inside a package is a namespace package of it (PEP 420: `newton/_src/core/x.py`, with no
+    `_src/__init__.py`, is `newton._src.core.x`). In the repository the chain stops at root (`python -m pkg.mod`
+    run from root); in a library root (`bounded=False`) it climbs as far as the packages go, short of the
+    `site-packages` folder, so `site-packages/lib/sub/x.py` is "lib.sub.x". A script outside any package gets its
     stem, as `python script.py` would import it from its own folder; `pkg/__init__.py` gives "pkg".
     """
     parts = [] if path.name == "__init__.py" else [path.stem]
-    directory = path.parent
-    while (directory / "__init__.py").is_file() and (not bounded or root in directory.parents):
-        parts.insert(0, directory.name)
-        directory = directory.parent
+    folders = _folders_up_to(path.parent, root, bounded)
+    outermost = max((i for i, folder in enumerate(folders) if _is_package(folder)), default=-1)
+    parts[:0] = [folder.name for folder in reversed(folders[: outermost + 1])]
     return ".".join(parts) if parts else path.parent.name
+
+
+def _folders_up_to(directory: Path, root: Path, bounded: bool) -> list[Path]:
+    """`directory` and the folders above it that may hold its packages: below root in the repository; below the
+    `site-packages` folder (or the filesystem's root) for a library."""
+    folders = []
+    while directory != directory.parent:
+        if (bounded and root not in directory.parents) or directory.name in _PATH_ENTRIES:
+            break
+        if not bounded and not _is_package(directory) and not _inside_a_package(directory):
+            break  # a library's folders above its outermost package
+        folders.append(directory)
+        directory = directory.parent
+    return folders
+
+
+_PATH_ENTRIES = frozenset({"site-packages", "dist-packages"})
+
+
+@cache
+def _is_package(folder: Path) -> bool:
+    return (folder / "__init__.py").is_file()
+
+
+@cache
+def _inside_a_package(folder: Path) -> bool:
+    parent = folder.parent
+    return parent != folder and (_is_package(parent) or _inside_a_package(parent))
 
 
 def relative_posix(path: Path, root: Path) -> str:
