@@ -344,6 +344,15 @@ class FactorySet(WarpCodemod):
         "        for w in self.widths:\n            wp.launch(make(w), dim=1, inputs=[])\n"
     )
     REFUSALS = (
+        Refusal(  # a static method takes no `self`: there are no constructor's values to make the set from
+            before=(
+                "import warp as wp\nfrom f import make\n\n\ndef _Bank_run(self):\n    for w in self.widths:\n"
+                "        wp.launch(make(w), dim=1, inputs=[])\n\n\nclass Bank:\n    def __init__(self, widths):\n"
+                "        self.widths = widths\n\n    run = staticmethod(_Bank_run)\n"
+            ),
+            args={**_BANK, "line": 7},
+            reason="Bank has no method 'run'",
+        ),
         Refusal(
             before=(
                 "import warp as wp\nfrom f import make\n\n\nclass Bank:\n    def __init__(self):\n"
