@@ -135,6 +135,17 @@ class EffectsRack:
 '''
 
 
+# the factory of the examples below, before and after: a keyword whose default keeps a module per kernel
+_FILTER_BEFORE = (
+    "import warp as wp\n\n\ndef make_filter(width):\n    def box(x: wp.array(dtype=float)):\n"
+    "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=\"unique\")\n\n\n"
+)
+_FILTER_AFTER = (
+    "import warp as wp\n\n\ndef make_filter(width, module=\"unique\"):\n    def box(x: wp.array(dtype=float)):\n"
+    "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=module)\n\n\n"
+)
+
+
 class FactorySet(WarpCodemod):
     """Makes the kernels a class launches from a factory, one per value of a loop, before the first launch and
     in one named module, instead of one `module="unique"` module each, made lazily inside the launch loop.
@@ -172,19 +183,16 @@ class FactorySet(WarpCodemod):
                 "factory": "make_filter",
             },
             before=(
-                "import warp as wp\n\n\ndef make_filter(width):\n    def box(x: wp.array(dtype=float)):\n"
-                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=\"unique\")\n\n\n"
-                "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
+                _FILTER_BEFORE
+                + "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
                 "        self.ready = True\n\n    def run(self, x):\n        out = []\n"
                 "        for width in self.widths:\n            kernel = make_filter(width)\n"
                 "            wp.launch(kernel, dim=x.shape[0], inputs=[x])\n            out.append(x.numpy())\n"
                 "        return out\n"
             ),
             after=(
-                "import warp as wp\n\n\ndef make_filter(width, module=\"unique\"):\n"
-                "    def box(x: wp.array(dtype=float)):\n"
-                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=module)\n\n\n"
-                "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
+                _FILTER_AFTER
+                + "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
                 "        self._filter_kernels = {\n"
                 "            width: make_filter(width, module=\"bank.Bank\") for width in self.widths\n        }\n"
                 "        self.ready = True\n\n    def run(self, x):\n        out = []\n"
@@ -202,18 +210,15 @@ class FactorySet(WarpCodemod):
                 "factory": "make_filter",
             },
             before=(
-                "import warp as wp\n\n\ndef make_filter(width):\n    def box(x: wp.array(dtype=float)):\n"
-                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=\"unique\")\n\n\n"
-                "def _Bank_run(self, x):\n    for width in self.widths:\n"
+                _FILTER_BEFORE
+                + "def _Bank_run(self, x):\n    for width in self.widths:\n"
                 "        wp.launch(make_filter(width), dim=x.shape[0], inputs=[x])\n\n\n"
                 "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n\n"
                 "    run = _Bank_run\n"
             ),
             after=(
-                "import warp as wp\n\n\ndef make_filter(width, module=\"unique\"):\n"
-                "    def box(x: wp.array(dtype=float)):\n"
-                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=module)\n\n\n"
-                "def _Bank_run(self, x):\n    for width in self.widths:\n"
+                _FILTER_AFTER
+                + "def _Bank_run(self, x):\n    for width in self.widths:\n"
                 "        wp.launch(self._filter_kernels[width], dim=x.shape[0], inputs=[x])\n\n\n"
                 "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
                 "        self._filter_kernels = {\n"
@@ -230,18 +235,15 @@ class FactorySet(WarpCodemod):
                 "factory": "make_filter", "values": "self.widths",
             },
             before=(
-                "import warp as wp\n\n\ndef make_filter(width):\n    def box(x: wp.array(dtype=float)):\n"
-                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=\"unique\")\n\n\n"
-                "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n\n"
+                _FILTER_BEFORE
+                + "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n\n"
                 "    def run(self, x):\n        self._smooth(x, self.widths)\n\n"
                 "    def _smooth(self, x, widths):\n        for width in widths:\n"
                 "            wp.launch(make_filter(width), dim=x.shape[0], inputs=[x])\n"
             ),
             after=(
-                "import warp as wp\n\n\ndef make_filter(width, module=\"unique\"):\n"
-                "    def box(x: wp.array(dtype=float)):\n"
-                "        x[wp.tid()] *= float(width)\n\n    return wp.kernel(box, module=module)\n\n\n"
-                "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
+                _FILTER_AFTER
+                + "class Bank:\n    def __init__(self, widths=(3, 5)):\n        self.widths = tuple(widths)\n"
                 "        self._filter_kernels = {\n"
                 "            width: make_filter(width, module=\"bank.Bank\") for width in self.widths\n        }\n\n"
                 "    def run(self, x):\n        self._smooth(x, self.widths)\n\n"

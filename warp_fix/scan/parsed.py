@@ -38,6 +38,16 @@ class FileInfo:
     project_names: frozenset[str] = frozenset()
 
 
+@dataclass(frozen=True)
+class ClassBinding:
+    """`name = function` (or `name = staticmethod(function)`: `wrapper`) in the body of `cls`."""
+
+    cls: ast.ClassDef
+    name: str
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    wrapper: str = ""  # "", "staticmethod" or "classmethod"
+
+
 @dataclass
 class ParsedFile:
     info: FileInfo
@@ -51,6 +61,7 @@ class ParsedFile:
     _bound_to_warp: frozenset[str] | None = field(default=None, repr=False)
     _returns: dict[int, list[ast.Return]] | None = field(default=None, repr=False)
     _symbols: dict[int, str | None] = field(default_factory=dict, repr=False)
+    _bindings: list[ClassBinding] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.line_starts = _line_starts(self.text)
@@ -184,6 +195,24 @@ class ParsedFile:
             return None
         around = self.function_of(call)
         return f"{around.rsplit('.', 1)[0]}.{func.attr}" if around and "." in around else None
+
+    def class_bindings(self) -> list[ClassBinding]:
+        """Module-scope functions of this file that a module-scope class binds in its body by assignment (`step =
+        _Tank_step`, `step = staticmethod(_Tank_step)`): the class's method by that name. Found once per file."""
+        if self._bindings is None:
+            functions = {n.name: n for n in self.tree.body if isinstance(n, _Function)}
+            self._bindings = []
+            for cls in (n for n in self.tree.body if isinstance(n, ast.ClassDef)):
+                for statement in (s for s in cls.body if isinstance(s, ast.Assign)):
+                    value, wrapper = statement.value, ""
+                    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(value.args) == 1
+                            and not value.keywords and value.func.id in ("staticmethod", "classmethod")):
+                        value, wrapper = value.args[0], value.func.id
+                    function = functions.get(value.id) if isinstance(value, ast.Name) else None
+                    if function is not None:
+                        self._bindings += [ClassBinding(cls, t.id, function, wrapper)
+                                           for t in statement.targets if isinstance(t, ast.Name)]
+        return self._bindings
 
     def own_returns(self, function: _Function) -> list[ast.Return]:
         """`function`'s own `return` statements in line order, not those of functions nested in it. One pass over

@@ -177,25 +177,12 @@ class CallCollector(Collector):
         return found
 
     def _bound_as(self) -> dict[int, list[str]]:
-        """Per module-scope function node, the methods classes of this file bind it as by assignment in their
-        body (`step = _Tank_step`, `step = staticmethod(_Tank_step)`: `Tank.step`). Found once per file."""
+        """Per module-scope function node, the methods classes of this file bind it as (`Tank.step` for `step =
+        _Tank_step` in `class Tank:`, wrapped in `staticmethod` or not). Found once per file."""
         if self._bindings is None:
-            body = self.parsed.tree.body
-            functions = {n.name: n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
             self._bindings = {}
-            for cls in (n for n in self.parsed.tree.body if isinstance(n, ast.ClassDef)):
-                for statement in cls.body:
-                    if not isinstance(statement, ast.Assign):
-                        continue
-                    value = statement.value
-                    wrapped = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(value.args) == 1
-                    if wrapped and value.func.id in ("staticmethod", "classmethod") and not value.keywords:
-                        value = value.args[0]
-                    function = functions.get(value.id) if isinstance(value, ast.Name) else None
-                    if function is None:
-                        continue
-                    names = [f"{cls.name}.{t.id}" for t in statement.targets if isinstance(t, ast.Name)]
-                    self._bindings.setdefault(id(function), []).extend(names)
+            for binding in self.parsed.class_bindings():
+                self._bindings.setdefault(id(binding.function), []).append(f"{binding.cls.name}.{binding.name}")
         return self._bindings
 
     def _enclosed_in(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

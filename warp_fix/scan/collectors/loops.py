@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 
 from ..index import LoopFactoryCall
-from ..parsed import argument, literal_of
+from ..parsed import ParsedFile, argument, literal_of
 from .base import Collector
 from .launches import LAUNCH_POSITIONS
 
@@ -24,30 +24,24 @@ class _Method:
     function: _Function
 
 
-def _methods(tree: ast.Module, cls: ast.ClassDef) -> list[_Method]:
-    """The class's methods both ways; a `staticmethod(f)` binding is no method taking `self`, so it is left out."""
-    functions = {n.name: n for n in tree.body if isinstance(n, _Function)}
-    found = []
-    for statement in cls.body:
-        if isinstance(statement, _Function):
-            found.append(_Method(cls, statement.name, statement))
-        elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
-            function = functions.get(statement.value.id)
-            if function is not None:
-                found += [_Method(cls, t.id, function) for t in statement.targets if isinstance(t, ast.Name)]
-    return found
+def _methods(parsed: ParsedFile, cls: ast.ClassDef) -> list[_Method]:
+    """The class's methods both ways; a `staticmethod(f)` or `classmethod(f)` binding takes no `self`: left out."""
+    found = [_Method(cls, s.name, s) for s in cls.body if isinstance(s, _Function)]
+    return found + [_Method(cls, b.name, b.function) for b in parsed.class_bindings() if b.cls is cls and not b.wrapper]
 
 
-def _method_of(tree: ast.Module, function: _Function, parent: ast.AST | None) -> _Method | None:
+def _method_of(parsed: ParsedFile, function: _Function, parent: ast.AST | None) -> _Method | None:
     """`function` as a method: of the class whose body defines it, or of the one class binding it when the file
     reads its name nowhere else (a function also called on its own may be passed any first argument)."""
     if isinstance(parent, ast.ClassDef):
         return _Method(parent, function.name, function)
-    if parent is not tree:
+    if parent is not parsed.tree:
         return None
-    bound = [m for c in tree.body if isinstance(c, ast.ClassDef) for m in _methods(tree, c) if m.function is function]
-    reads = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == function.name)
-    return bound[0] if len(bound) == 1 and reads == 1 else None
+    bound = [b for b in parsed.class_bindings() if b.function is function]
+    reads = sum(1 for n in parsed.nodes if isinstance(n, ast.Name) and n.id == function.name)
+    if len(bound) != 1 or reads != 1 or bound[0].wrapper:
+        return None
+    return _Method(bound[0].cls, bound[0].name, function)
 
 
 def _name(function: _Function, method: _Method | None) -> str:
@@ -73,7 +67,7 @@ class LoopFactoryCallCollector(Collector):
         call = kernel if isinstance(kernel, ast.Call) else _assigned_call(loop, kernel, node)
         if call is None or self.parsed.warp_symbol(call.func) is not None:
             return
-        method = _method_of(self.parsed.tree, function, self.parsed.parent_of(function))
+        method = _method_of(self.parsed, function, self.parsed.parent_of(function))
         origin, detail, init_line, constructor_values = self._origin(loop.iter, function, method)
         targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
         arguments = [self.parsed.source(a) for a in call.args]
@@ -123,7 +117,7 @@ class LoopFactoryCallCollector(Collector):
         per_call = "parameter", f"{parameter} is a parameter of {_name(function, method)}()", None, ""
         if method is None or not method.name.startswith("_") or method.name.startswith("__"):
             return per_call
-        passed = [_argument_for(call, function, parameter) for call in _calls_of_method(self.parsed.tree, method)]
+        passed = [_argument_for(call, function, parameter) for call in _calls_of_method(self.parsed, method)]
         attributes = [a for a in passed if isinstance(a, ast.Attribute) and _self_attribute(a, function)]
         if not passed or len(attributes) != len(passed) or len({self.parsed.source(a) for a in attributes}) != 1:
             return per_call
@@ -142,7 +136,7 @@ class LoopFactoryCallCollector(Collector):
         if method is None:
             return "computed", f"self.{name} of a function that is no method of a class", None
         cls = method.cls
-        methods = _methods(self.parsed.tree, cls)
+        methods = _methods(self.parsed, cls)
         init = next((m.function for m in methods if m.name == "__init__"), None)
         elsewhere = [m.name for m in methods if m.function is not init and _assigns_self(m.function, name)]
         if elsewhere:
@@ -216,10 +210,10 @@ def _module_constant(tree: ast.Module, name: str) -> bool:
     return False
 
 
-def _calls_of_method(tree: ast.Module, method: _Method) -> list[ast.Call]:
+def _calls_of_method(parsed: ParsedFile, method: _Method) -> list[ast.Call]:
     """`self.<method>(...)` calls in its class's methods (by each method's own first parameter)."""
     found = []
-    for other in _methods(tree, method.cls):
+    for other in _methods(parsed, method.cls):
         for node in ast.walk(other.function):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method.name
                     and _self_attribute(node.func, other.function) is not None):
