@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from warp_fix.scan.differentiation import differentiated_kernels
+from warp_fix.scan.index import TypedCall
 
 MODEL = """
     import warp as wp
@@ -42,8 +43,9 @@ def test_a_tape_in_another_script_reaches_the_kernels_its_calls_launch(scan):
         }
     )
     (fit,) = [c for c in index.calls if c.function == "fit"]
-    # wp.Tape is Warp's API, not a call into the project
-    assert (fit.file, fit.line, sorted(fit.callees)) == ("scripts/fit.py", 4, ["Beam", "backward", "predict"])
+    # wp.Tape is Warp's API, not a call into the project; `beam` holds a Beam: its `predict`, not every `predict`
+    assert (fit.file, fit.line, sorted(fit.callees)) == ("scripts/fit.py", 4, ["Beam", "backward"])
+    assert fit.typed == [TypedCall("predict", "instance", "beams.model.Beam")]
     found = differentiated_kernels(index)
     # Beam(4) runs Beam.__init__ before the `with` block: the tape does not record `summarize`
     assert found.kernels == {"deflect": "scripts/fit.py:6"}

@@ -393,7 +393,8 @@ def _other_callers(inputs: Inputs, item: LoopSet, factory: FactoryFunction | Non
     return [
         f"{calls.file}:{calls.line} ({calls.function or 'module scope'})"
         for calls in inputs.index.calls
-        if (item.factory in calls.callees or any(m.split(".")[-1] == item.factory for m in calls.methods))
+        if (item.factory in calls.callees or any(m.split(".")[-1] == item.factory for m in calls.methods)
+            or any(typed.method == item.factory for typed in calls.typed))
         and (calls.file, calls.function) != (item.file, item.function)
     ]
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .index import LaunchSite, SourceIndex
+from .hierarchy import ClassHierarchy
+from .index import LaunchSite, SourceIndex, TypedCall
 
 Scope = tuple[str, str | None]  # (file, function qualname); None is the file's module scope
 
@@ -127,14 +128,15 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
     (file, function name) of tapes the measured run itself recorded: what they record is the run's to say (its
     gradient uses), not a walk by name's, so they are not followed here."""
     by_name = _NamedFunctions(index)
-    callees = {(c.file, c.function): c.callees for c in index.calls}
-    methods = {(c.file, c.function): [(c.file, m) for m in c.methods] for c in index.calls}
+    following = _Following(by_name, ClassHierarchy(index))
+    records = {(c.file, c.function): c for c in index.calls}
     callers: dict[str, list[Scope]] = {}
     for calls in index.calls:
-        for callee in [*calls.callees, *(method.split(".")[-1] for method in calls.methods)]:
+        for callee in [*calls.callees, *(method.split(".")[-1] for method in calls.methods),
+                       *(call.method for call in calls.typed)]:
             callers.setdefault(callee, []).append((calls.file, calls.function))
-    dynamic = {(c.file, c.function): c.dynamic for c in index.calls}
-    parameters = {(c.file, c.function): set(c.parameters) for c in index.calls}
+    dynamic = {scope: record.dynamic for scope, record in records.items()}
+    parameters = {scope: set(record.parameters) for scope, record in records.items()}
     launches: dict[Scope, list[LaunchSite]] = {}
     for launch in index.launches:
         if launch.in_repo:
@@ -155,12 +157,10 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
         if blocks:  # only what its `with` blocks launch and call is recorded
             tape = (file, function)
             pending = []
-            for callee in (callee for block in blocks for callee in block.callees):
-                reached = by_name(callee, tape)
-                for scope in reached:
-                    hops.setdefault(scope, NameHop(tape, callee, len(reached), scope) if len(reached) > 1 else None)
-                pending += reached
-            pending += [(file, method) for block in blocks for method in block.methods]
+            for block in blocks:
+                for reached, by_one in following.calls(tape, block.callees, block.typed, block.methods):
+                    hops.setdefault(reached, by_one)
+                    pending.append(reached)
             if function is not None and any(block.yields for block in blocks):
                 # a context manager recording while its caller's `with` block runs: the callers count whole
                 pending += callers.get(function.split(".")[-1], [])
@@ -179,17 +179,12 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
             hop = hops.get(scope)
             for launch in launches.get(scope, []):
                 _reach(launch, known, origin, found, unfollowed, hop)
-            for callee in callees.get(scope, []):  # a scope already walked would be popped and passed over
-                named = by_name(callee, scope)
-                for reached in named:
-                    if reached not in found.scopes:
-                        by_one = hop or (NameHop(scope, callee, len(named), reached) if len(named) > 1 else None)
-                        hops.setdefault(reached, by_one)
+            record = records.get(scope)
+            if record is not None:
+                for reached, by_one in following.calls(scope, record.callees, record.typed, record.methods):
+                    if reached not in found.scopes:  # a scope already walked would be popped and passed over
+                        hops.setdefault(reached, hop or by_one)
                         queue.append(reached)
-            for reached in methods.get(scope, ()):  # `self.method()`: the class's own method, not a name
-                if reached not in found.scopes:
-                    hops.setdefault(reached, hop)
-                    queue.append(reached)
             unfollowed.update(dict.fromkeys(_dynamic(scope[0], dynamic.get(scope, [])), scope))
         if unfollowed:
             found.unresolved += [f"{call.file}:{call.line}" for call in unfollowed]
@@ -232,6 +227,37 @@ def _dynamic(file: str, calls: list[str]) -> list[UnfollowedCall]:
     """The scan's "line: text" records of calls it cannot follow by name."""
     return [UnfollowedCall(file, int(line), text, text.removesuffix("(...)"))
             for line, text in (call.split(": ", 1) for call in calls)]
+
+
+class _Following:
+    """Where one function's calls lead, each function reached with the call on the way that was followed by name to
+    several functions (None for a call that names its function: through the receiver's class, the caller's own
+    class, or a name only one function has)."""
+
+    def __init__(self, by_name: _NamedFunctions, hierarchy: ClassHierarchy) -> None:
+        self.by_name = by_name
+        self.hierarchy = hierarchy
+
+    def calls(
+        self, caller: Scope, callees: list[str], typed: list[TypedCall], methods: list[str]
+    ) -> Iterator[tuple[Scope, NameHop | None]]:
+        for callee in callees:
+            yield from self._named(caller, callee, self.by_name(callee, caller))
+        for call in typed:  # `solver.step()`: what the receiver's class runs, else by name
+            runs = self.hierarchy.runs(call)
+            yield from self._named(caller, call.method, self.by_name(call.method, caller)) if runs is None else (
+                (reached, None) for reached in runs)
+        for method in methods:  # `self.advance()`: the class's own method, and what subclasses put in its place
+            yield (caller[0], method), None
+            overriding = self.hierarchy.overrides(caller[0], method)
+            name = method.split(".")[-1]
+            yield from self._named(caller, name, self.by_name(name, caller)) if overriding is None else (
+                (reached, None) for reached in overriding)
+
+    @staticmethod
+    def _named(caller: Scope, callee: str, reached: list[Scope]) -> Iterator[tuple[Scope, NameHop | None]]:
+        for scope in reached:
+            yield scope, NameHop(caller, callee, len(reached), scope) if len(reached) > 1 else None
 
 
 class _NamedFunctions:

@@ -215,6 +215,79 @@ class OverloadCall(Located):
     form: str = "call"
 
 
+@dataclass(frozen=True)
+class TypedCall:
+    """`receiver.method(...)` where the scan knows what `receiver` is, by `kind`:
+
+    - "instance": an instance of exactly the class `of` (qualified: `pkg.solver.Solver`), made where the call can
+      see it (`Solver(model).step()`, or `solver.step()` after the function's one binding `solver = Solver(model)`);
+    - "self": `self` in a method of the class `of`: an instance of it or of any subclass;
+    - "super": `super()` in a method of the class `of`: the method after `of` in the instance's class hierarchy;
+    - "attribute": `self.<attribute>` in a method of the class `of` (or a local bound once to it), or
+      `<parameter>.<attribute>` for a parameter annotated with `of`: what the hierarchy's methods store there;
+    - "class": the class `of` itself (`Base.reset(self)`, `object.__setattr__(self, ...)`): its own lookup;
+    - "declared": a parameter the function never rebinds, annotated with the class `of`: an instance of it or of
+      any subclass.
+    """
+
+    method: str
+    kind: str
+    of: str
+    attribute: str = ""
+
+
+@dataclass
+class ClassMember:
+    """A name a class body binds. `function`: the qualname (in the class's file) of the function a call of it
+    through an instance runs (a method, `step = _Tank_step`); None for anything else (a property, a value, a
+    nested class): a call of that cannot be followed to one function."""
+
+    name: str
+    function: str | None = None
+    # for an annotated name (`solver: Solver`, a dataclass field): the class its annotation names, which instances
+    # hold there (an instance of it or of a subclass)
+    declared: str | None = None
+
+
+@dataclass(kw_only=True)
+class ClassInfo(Located):
+    """A class at module scope (or nested in such a class): its bases, qualified, and what its body binds."""
+
+    name: str  # qualname in its file: `Solver`, `Solver.Config`
+    python_module: str
+    # each base's qualified name, absolute (`pkg.base.SolverBase`, `torch.nn.Module`); "" for a base that is not a
+    # name the file's imports or its own classes give (a call, a parameter): its methods are unknown
+    bases: list[str] = field(default_factory=list)
+    members: list[ClassMember] = field(default_factory=list)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.python_module}.{self.name}"
+
+
+@dataclass
+class ModuleName:
+    """A name a module binds at its top level (also under `if`/`try`, `if TYPE_CHECKING:` included), as another
+    module's `from m import name` or `m.name` reaches it: `target` is the qualified name an import binds it to
+    (`Base` -> `pkg.solver.Solver` for `from .solver import Solver as Base` in `pkg/__init__.py`), the imported
+    module for a star import (`name` "*"), or "" for a name bound otherwise (assigned, defined): not followed."""
+
+    name: str
+    target: str
+
+
+@dataclass(kw_only=True)
+class AttributeStore(Located):
+    """A store to (or deletion of) an attribute: `obj.attribute = value`, `setattr(obj, "attribute", value)`.
+    Only a few shapes say what the attribute then holds: the walk types `self.attribute` from them."""
+
+    attribute: str
+    owner: str | None = None  # qualified class whose method stores it on `self`; None: on another object
+    # qualified class the value is an instance of, itself or a subclass (a constructor call, a parameter by its
+    # annotation; a literal's builtin type: `builtins.dict`, `builtins.NoneType`); None: anything else
+    value: str | None = None
+
+
 @dataclass
 class TapeBlock:
     """The body of one `with tape:` (lines `first` to `last`) and the names it calls: what the tape records.
@@ -225,6 +298,7 @@ class TapeBlock:
     callees: list[str] = field(default_factory=list)
     yields: bool = False
     methods: list[str] = field(default_factory=list)  # its file's own-class methods called on `self` (qualnames)
+    typed: list[TypedCall] = field(default_factory=list)  # method calls whose receiver's class the scan knows
 
     def holds(self, line: int) -> bool:
         return self.first <= line <= self.last
@@ -264,8 +338,8 @@ class FunctionCalls(Located):
     # picked from a container (`handlers[kind](...)`); "line: text" each. Under a tape they may reach any kernel.
     dynamic: list[str] = field(default_factory=list)
     parameters: list[str] = field(default_factory=list)  # the function's: what a caller can hand a dynamic call
-    # `self.advance(...)` where the enclosing class defines `advance`: that method of this file (its qualname),
-    # not every function named `advance`
+    # Functions of this file a call runs exactly, by qualname: `self.advance(...)` where the enclosing class defines
+    # `advance`, `make_view(...)` where the function binds that name only by a nested `def make_view`
     methods: list[str] = field(default_factory=list)
     # A function nested in another that never leaves it as a value (not returned, stored, passed or decorated):
     # only code inside that function can call it, by name. The enclosing function's qualname; None otherwise.
@@ -274,6 +348,9 @@ class FunctionCalls(Located):
     # `step = staticmethod(_Tank_step)` in `class Tank:`): the method's qualnames (`Tank.step`), which calls
     # reach it by (`tank.step(...)`) as they reach a method defined in the class body.
     bound_as: list[str] = field(default_factory=list)
+    # Method calls whose receiver's class the scan knows (`solver.step(...)` after `solver = Solver(model)`): the
+    # walk follows each to the method that class's hierarchy runs, not to every function of that name.
+    typed: list[TypedCall] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -338,6 +415,8 @@ class SourceFile:
     mentions_warp: bool = True  # False: skipped by the prefilter, never parsed
     # what a file of the repository the prefilter skips imports (files.imported_modules); parsed files: ImportSites
     imports: list[str] = field(default_factory=list)
+    # the names its top level binds, for following a qualified name through re-exports (every repository file)
+    names: list[ModuleName] = field(default_factory=list)
 
 
 @dataclass
@@ -361,6 +440,8 @@ class SourceIndex:
     calls: list[FunctionCalls] = field(default_factory=list)
     loop_factory_calls: list[LoopFactoryCall] = field(default_factory=list)
     imports: list[ImportSite] = field(default_factory=list)
+    classes: list[ClassInfo] = field(default_factory=list)
+    attribute_stores: list[AttributeStore] = field(default_factory=list)
     entry_points: list[EntryPoint] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     schema_version: int = INDEX_SCHEMA_VERSION
@@ -421,13 +502,7 @@ class SourceIndex:
 
     def absolute_module(self, file: str, module: str) -> str:
         """`module` as imported in `file`: a relative import (`.solver` in app/cli.py) resolved to `app.solver`."""
-        level = len(module) - len(module.lstrip("."))
-        if not level:
-            return module
-        own = (self.python_module_of(file) or "").split(".")
-        package = own if file.endswith("__init__.py") else own[:-1]
-        base = package[: len(package) - (level - 1)]
-        return ".".join([*base, module[level:]] if module[level:] else base)
+        return absolute_module_name(module, self.python_module_of(file) or "", file.endswith("__init__.py"))
 
     # -- serialisation -------------------------------------------------------------------------
 
@@ -452,3 +527,15 @@ def _static_module(kernel: KernelDef) -> str | None:
     if kernel.module_kind == "literal":
         return kernel.module_value
     return None
+
+
+def absolute_module_name(module: str, own_module: str, is_package: bool) -> str:
+    """`module` as written in an import of the module `own_module` (a package's `__init__` when `is_package`):
+    `.solver` in `app.cli` is `app.solver`; an absolute name is itself."""
+    level = len(module) - len(module.lstrip("."))
+    if not level:
+        return module
+    own = own_module.split(".") if own_module else []
+    package = own if is_package else own[:-1]
+    base = package[: len(package) - (level - 1)]
+    return ".".join([*base, module[level:]] if module[level:] else base)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+from .index import ModuleName, absolute_module_name
 
 # Segments between "warp." and a public name that re-exports may add (warp._src.context.launch).
 _INTERNAL_SEGMENTS = ("_src", "context", "build")
@@ -143,3 +146,63 @@ def _is_bindable(node: ast.AST) -> bool:
     if isinstance(node, ast.ImportFrom):
         return node.module != "__future__" and not any(a.name == "*" for a in node.names)
     return True
+
+
+def top_level_names(tree: ast.Module, python_module: str, is_package: bool) -> list[ModuleName]:
+    """What the module's top level binds, in order, as other modules reach it (see `ModuleName`): imports with the
+    qualified name they bind, classes with their own, every other binding with "" (not followed).
+
+    >>> names = top_level_names(ast.parse("from .solver import Solver as Base\nclass Sim(Base): pass\nX = 1"),
+    ...                         "pkg", True)
+    >>> [(n.name, n.target) for n in names]
+    [('Base', 'pkg.solver.Solver'), ('Sim', 'pkg.Sim'), ('X', '')]
+    """
+    found: list[ModuleName] = []
+    for statement in _top_level(tree.body):
+        if isinstance(statement, ast.Import):
+            found += [ModuleName(a.asname, a.name) if a.asname else ModuleName(a.name.split(".")[0],
+                                                                                a.name.split(".")[0])
+                      for a in statement.names]
+        elif isinstance(statement, ast.ImportFrom):
+            written = "." * statement.level + (statement.module or "")
+            module = absolute_module_name(written, python_module, is_package)
+            joint = "" if module.endswith(".") or not module else "."
+            found += [ModuleName("*", module) if a.name == "*" else ModuleName(a.asname or a.name,
+                                                                                f"{module}{joint}{a.name}")
+                      for a in statement.names]
+        elif isinstance(statement, ast.ClassDef):
+            found.append(ModuleName(statement.name, f"{python_module}.{statement.name}"))
+        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.append(ModuleName(statement.name, ""))
+        else:
+            found += [ModuleName(name, "") for name in _bound_by(statement)]
+    return found
+
+
+def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements that run at a module's top level, those in its `if`/`try`/`with`/loop blocks included; a
+    block's own header (a `for` target, a `with ... as`) is yielded with its body left out."""
+    for statement in body:
+        if not isinstance(statement, _BLOCKS):
+            yield statement
+            continue
+        if isinstance(statement, ast.For | ast.AsyncFor):
+            yield ast.Assign(targets=[statement.target], value=ast.Constant(None))
+        elif isinstance(statement, ast.With | ast.AsyncWith):
+            yield from (ast.Assign(targets=[item.optional_vars], value=ast.Constant(None))
+                        for item in statement.items if item.optional_vars is not None)
+        for handler in getattr(statement, "handlers", []):
+            if handler.name:
+                yield ast.Assign(targets=[ast.Name(handler.name, ast.Store())], value=ast.Constant(None))
+            yield from _top_level(handler.body)
+        for block in ("body", "orelse", "finalbody"):
+            yield from _top_level(getattr(statement, block, []))
+
+
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While, *(
+    [ast.TryStar] if hasattr(ast, "TryStar") else []))
+
+
+def _bound_by(statement: ast.stmt) -> list[str]:
+    """The names a statement other than an import or a definition binds (assignments, `del`, walrus)."""
+    return [n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)]

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .index import Value
-from .names import NameResolver, dotted_name
+from .index import ModuleName, Value
+from .names import NameResolver, dotted_name, top_level_names
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -62,6 +62,7 @@ class ParsedFile:
     _returns: dict[int, list[ast.Return]] | None = field(default=None, repr=False)
     _symbols: dict[int, str | None] = field(default_factory=dict, repr=False)
     _bindings: list[ClassBinding] | None = field(default=None, repr=False)
+    _top_names: list[ModuleName] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.line_starts = _line_starts(self.text)
@@ -213,6 +214,13 @@ class ParsedFile:
                         self._bindings += [ClassBinding(cls, t.id, function, wrapper)
                                            for t in statement.targets if isinstance(t, ast.Name)]
         return self._bindings
+
+    def top_level_names(self) -> list[ModuleName]:
+        """What the module's top level binds (`names.top_level_names`). Found once per file."""
+        if self._top_names is None:
+            is_package = self.info.file.endswith("__init__.py")
+            self._top_names = top_level_names(self.tree, self.info.python_module, is_package)
+        return self._top_names
 
     def own_returns(self, function: _Function) -> list[ast.Return]:
         """`function`'s own `return` statements in line order, not those of functions nested in it. One pass over

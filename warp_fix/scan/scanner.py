@@ -24,9 +24,9 @@ from .collectors import ALL_COLLECTORS
 from .collectors.entry_points import console_scripts, main_guard_line
 from .collectors.kernels import link_selectors
 from .facts import ITEM_LISTS, FactsAssembler, FileFacts
-from .index import EntryPoint, SourceFile, SourceIndex
+from .index import EntryPoint, ModuleName, SourceFile, SourceIndex
 from .kept import KeptIndex
-from .names import NameRequest, NameResolver, dotted_name, resolve_files
+from .names import NameRequest, NameResolver, dotted_name, resolve_files, top_level_names
 from .parsed import FileInfo, ParsedFile, walk_with_parents
 
 # Last identifiers of the dotted names worth resolving; anything else cannot be an item.
@@ -114,12 +114,15 @@ class ParseOutcome:
     warnings: list[str] = field(default_factory=list)
     items: SourceIndex | None = None
     collect_warnings: list[str] = field(default_factory=list)
+    names: list[ModuleName] = field(default_factory=list)
 
     def fill(self, facts: FileFacts) -> None:
         facts.parsed = self.parsed
         facts.warnings += self.warnings
         facts.items = self.items
         facts.collect_warnings += self.collect_warnings
+        if facts.listed is not None and facts.listed.in_repo:
+            facts.listed.names = self.names
 
 
 def scan_batch(jobs: list[ParseJob]) -> list[ParseOutcome]:
@@ -135,6 +138,7 @@ def scan_batch(jobs: list[ParseJob]) -> list[ParseOutcome]:
         resolvers = resolve_files([file.name_request() for file, _ in prepared])
         for (file, outcome), resolver in zip(prepared, resolvers, strict=True):
             try:
+                outcome.names = file.top_level_names()
                 outcome.items = file.collect(resolver)
             except Exception as error:  # noqa: BLE001 - one odd file must not stop the scan
                 kind = error.__class__.__name__
@@ -173,6 +177,9 @@ class PreparedFile:
         tree = ast.parse(text)
         nodes, parents = walk_with_parents(tree)
         return cls(info, text, tree, nodes, parents)
+
+    def top_level_names(self) -> list[ModuleName]:
+        return top_level_names(self.tree, self.info.python_module, self.info.file.endswith("__init__.py"))
 
     def name_request(self) -> NameRequest:
         imports = [n for n in self.nodes if type(n) is ast.Import or type(n) is ast.ImportFrom]
@@ -254,6 +261,8 @@ class RootScanner:
         if self.in_repo or mentions_warp:
             imports = discovery.imported_modules(text) if self.in_repo and not mentions_warp else []
             facts.listed = SourceFile(name, module_name, self.in_repo, mentions_warp, imports)
+            if self.in_repo and not mentions_warp:  # a re-export (`pkg/__init__.py`) may name no Warp at all
+                facts.listed.names = _top_level_names_of(text, module_name, name.endswith("__init__.py"))
         if self.in_repo:
             facts.entry_points = _unparsed_entry_points(path, name, text, parsed=mentions_warp)
         if not mentions_warp:
@@ -360,6 +369,14 @@ def _unparsed_entry_points(path: Path, name: str, text: str, *, parsed: bool) ->
     if line is not None:
         found.append(EntryPoint(kind="main_guard", file=name, line=line))
     return found
+
+
+def _top_level_names_of(text: str, python_module: str, is_package: bool) -> list[ModuleName]:
+    """The top-level names of a file the prefilter skips: a parse of its own, none when it does not parse."""
+    try:
+        return top_level_names(ast.parse(text), python_module, is_package)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
 
 
 def _warp_aliases(imports: list[ast.Import | ast.ImportFrom]) -> set[str]:

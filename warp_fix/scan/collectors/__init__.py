@@ -5,6 +5,7 @@ from __future__ import annotations
 from .autodiff import CallCollector, OverloadCollector, TapeCollector
 from .base import Collector
 from .cache import CacheOperationCollector
+from .classes import AttributeStoreCollector, ClassCollector
 from .config import ConfigAssignmentCollector
 from .entry_points import MainGuardCollector
 from .imports import ImportCollector
@@ -26,6 +27,8 @@ ALL_COLLECTORS: tuple[type[Collector], ...] = (
     OverloadCollector,
     TapeCollector,
     CallCollector,
+    ClassCollector,
+    AttributeStoreCollector,
     MainGuardCollector,
 )
 

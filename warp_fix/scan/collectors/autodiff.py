@@ -6,6 +6,7 @@ import ast
 
 from ..index import FunctionCalls, OverloadCall, TapeBlock, TapeUse
 from ..parsed import argument
+from ..receivers import Receivers
 from .base import Collector
 
 
@@ -38,6 +39,7 @@ class TapeCollector(Collector):
         super().__init__(*args, **kwargs)
         self._tape_names: set[str] = set()
         self._backward_calls: list[tuple[ast.Call, str]] = []
+        self.receivers = Receivers(self.parsed)
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)
@@ -76,14 +78,16 @@ class TapeCollector(Collector):
             if any(self._enters(item, call, receiver) for item in node.items):
                 body = ast.Module(body=node.body, type_ignores=[])
                 # Warp's API runs no project code, and a launch (through a helper too) is a launch site
-                calls = [n for n in ast.walk(body) if isinstance(n, ast.Call)]
+                calls = [n for n in ast.walk(body) if isinstance(n, ast.Call)
+                         and not self.parsed.names_warp(n.func) and not self.parsed.launch_kind(n)]
                 methods = dict.fromkeys(m for n in calls if (m := self.parsed.own_method(n)) is not None)
-                callees = dict.fromkeys(name for n in calls
-                                        if (name := _callee(n.func)) is not None and self.parsed.own_method(n) is None
-                                        and not self.parsed.names_warp(n.func) and not self.parsed.launch_kind(n))
+                calls = [n for n in calls if self.parsed.own_method(n) is None]
+                typed = [(n, self.receivers.typed(n)) for n in calls]
+                callees = dict.fromkeys(name for n, known in typed if known is None and (name := _callee(n.func)))
                 yields = any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(body))
                 last = node.body[-1].end_lineno or node.lineno
-                blocks.append(TapeBlock(node.body[0].lineno, last, list(callees), yields, list(methods)))
+                blocks.append(TapeBlock(node.body[0].lineno, last, list(callees), yields, list(methods),
+                                        list(dict.fromkeys(known for _, known in typed if known is not None))))
         return blocks
 
     def _entered_in_class(self, call: ast.Call, receiver: str) -> list[tuple[ast.AST, list[TapeBlock]]]:
@@ -138,6 +142,7 @@ class CallCollector(Collector):
         self._of_function: dict[int, tuple[FunctionCalls, set[str]]] = {}
         self._escaping: dict[int, frozenset[str]] = {}  # per enclosing function node, see `_escaping_names`
         self._bindings: dict[int, list[str]] | None = None  # see `_bound_as`
+        self.receivers = Receivers(self.parsed)
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)
@@ -149,7 +154,7 @@ class CallCollector(Collector):
         calls, parameters = self._record_of(node, function)
         if self._into_a_library(func) or self.parsed.launch_kind(node):  # wp.copy(...) runs Warp's code, not every
             return  # project function named `copy`; a launch, through a helper too, is recorded as a launch
-        method = self.parsed.own_method(node)
+        method = self.parsed.own_method(node) or self.receivers.local_function(node)
         if method is not None:
             if method not in calls.methods:
                 calls.methods.append(method)
@@ -157,6 +162,11 @@ class CallCollector(Collector):
         if name is None or (isinstance(func, ast.Name) and name in parameters):
             if isinstance(func, ast.Name | ast.Subscript | ast.Call):
                 calls.dynamic.append(f"{node.lineno}: {self.parsed.source(func)}(...)")
+            return
+        typed = self.receivers.typed(node)
+        if typed is not None:
+            if typed not in calls.typed:
+                calls.typed.append(typed)
             return
         if name not in calls.callees:
             calls.callees.append(name)

@@ -1,0 +1,290 @@
+"""Which function a typed method call runs, read from the repository's classes (`ClassInfo`), the names its modules
+bind (`ModuleName`, re-exports followed) and its attribute stores (`AttributeStore`).
+
+A call is answered only where the answer holds for every instance the receiver can be: `self.step()` in a class
+runs the `step` of the instance's class, which may be any subclass, so every subclass is asked; a subclass whose
+bases the scan cannot name may be anything, so a method one of those defines is not answered. Where it cannot
+answer (a class it cannot find, a library class that may define the method, an attribute stored from a value it
+cannot type, `__getattribute__`), `runs` says None and the walk follows the call by name, as it did before.
+
+Library classes are opaque, except the builtins' (`object.__init__`, `dict.update` run no project code) and the
+typing helpers that define no methods (`Generic`, `Protocol`, `ABC`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .index import AttributeStore, ClassInfo, SourceIndex, TypedCall
+
+Scope = tuple[str, str | None]
+Class = ClassInfo | str  # a repository class, or a library class by its qualified name
+_OBJECT_METHODS = frozenset(dir(object))
+_NO_METHODS = frozenset({"typing.Generic", "typing.Protocol", "typing_extensions.Protocol", "abc.ABC",
+                         "builtins.object"})
+_INTERCEPTING = ("__getattribute__", "__setattr__")
+
+
+class ClassHierarchy:
+    """Answers `runs(call)` for the walk; everything is computed once, on first use."""
+
+    def __init__(self, index: SourceIndex) -> None:
+        self.classes = {c.qualified: c for c in index.classes if c.in_repo}
+        self.names: dict[str, dict[str, list[str]]] = {}
+        for source in index.files:
+            if source.in_repo:
+                bound = self.names.setdefault(source.python_module, {})
+                for name in source.names:
+                    bound.setdefault(name.name, []).append(name.target)
+        self.packages = {module.split(".")[0] for module in self.names}
+        self.modules = {source.file: source.python_module for source in index.files if source.in_repo}
+        self.stores: dict[str, list[AttributeStore]] = {}
+        for store in index.attribute_stores:
+            if store.in_repo:
+                self.stores.setdefault(store.attribute, []).append(store)
+        self._resolved: dict[str, list[Class] | None] = {}
+        self._mro: dict[str, list[Class] | None] = {}
+        self._children: dict[str, list[ClassInfo]] | None = None
+        self._unknown_bases: list[ClassInfo] = []
+
+    # What a call runs ------------------------------------------------------------------------------
+
+    def runs(self, call: TypedCall) -> list[Scope] | None:
+        """The functions the call can run (none: only library code); None when that cannot be said."""
+        if call.kind == "instance":
+            return self._on_instances(self.resolve(call.of), call.method)
+        if call.kind == "class":
+            return self._on_class(self.resolve(call.of), call.method)
+        if call.kind == "declared":
+            return self._on_instances(self.resolve(call.of), call.method, subclasses=True)
+        cls = self.classes.get(call.of)
+        if cls is None:
+            return None
+        family = self._family(cls)
+        if family is None or self._maybe_in_unknown(call.attribute or call.method):
+            return None
+        if call.kind == "self":
+            return _union(self._method_of(self.mro(member), call.method, family) for member in family)
+        if call.kind == "super":
+            found = []
+            for member in family:
+                order = self.mro(member)
+                if order is None:
+                    return None
+                found.append(self._method_of(order[order.index(cls) + 1:], call.method, family))
+            return _union(found)
+        if call.kind == "attribute":
+            return self._on_instances(self._attribute_types(call.attribute, family), call.method, subclasses=True)
+        return None
+
+    def overrides(self, file: str, method: str) -> list[Scope] | None:
+        """For `self.advance()` in a class defining `advance` (`method`, its qualname in `file`): the definitions
+        the subclasses put in its place, which run when `self` is one of theirs. None when they cannot be told (a
+        subclass whose bases the scan cannot name defines a method of that name)."""
+        owner, _, name = method.rpartition(".")
+        cls = self.classes.get(f"{self.modules.get(file, '')}.{owner}")
+        if cls is None:
+            return []
+        return self.runs(TypedCall(name, "self", cls.qualified))
+
+    def _on_instances(self, classes: list[Class] | None, method: str, subclasses: bool = False) -> list[Scope] | None:
+        """`method` called on an instance of one of `classes` (exactly, or of a subclass)."""
+        if classes is None:
+            return None
+        found: list[list[Scope] | None] = []
+        for cls in classes:
+            if isinstance(cls, str):
+                found.append([] if cls.startswith("builtins.") else None)
+                continue
+            family = self._family(cls) if subclasses else [cls]
+            if subclasses and self._maybe_in_unknown(method):
+                return None
+            found += [self._method_of(self.mro(member), method, family) for member in family]
+        return _union(found)
+
+    def _on_class(self, classes: list[Class] | None, method: str) -> list[Scope] | None:
+        """`method` looked up on a class object: along its MRO, no instance attribute in the way."""
+        if classes is None or len(classes) != 1:
+            return None
+        cls = classes[0]
+        if isinstance(cls, str):
+            return [] if cls.startswith("builtins.") else None
+        return self._method_of(self.mro(cls), method, [])
+
+    def _method_of(self, order: list[Class] | None, method: str, family: list[ClassInfo]) -> list[Scope] | None:
+        """The first definition of `method` along `order` (an MRO or its tail), for instances of `family`'s
+        classes: unanswered when an instance may hold an attribute of that name or intercepts attribute access."""
+        if order is None or (family and (self._stored_on(method, family) or self._intercepts(family))):
+            return None
+        for cls in order:
+            if isinstance(cls, str):
+                if cls == "builtins.object" and method in _OBJECT_METHODS:
+                    return []  # object.__init__ and the like: no project code
+                if cls in _NO_METHODS:
+                    continue
+                return [] if cls.startswith("builtins.") else None
+            defined = [m for m in cls.members if m.name == method]
+            if defined:
+                function = defined[-1].function  # the last binding in the body wins
+                return [(cls.file, function)] if function is not None else None
+        return None
+
+    def _attribute_types(self, attribute: str, family: list[ClassInfo]) -> list[Class] | None:
+        """The classes `self.<attribute>` can hold: what the hierarchy's own methods store there and the classes
+        its class bodies annotate the name with (a dataclass field). Unanswered when they store anything else or
+        bind it otherwise in a class body, or when nothing of the hierarchy stores or declares it. Stores by other
+        code on other objects (`spec.solver = name`, a test's `example.solver = fake`) are not counted: the walk
+        cannot type those objects, and takes a class's own methods to decide its attributes (the one assumption
+        typing adds; `docs/mechanisms.md`)."""
+        related = self._related(family)
+        if related is None:
+            return None
+        declared = [m.declared for c in related.values() for m in c.members if m.name == attribute]
+        own = [s.value for s in self.stores.get(attribute, []) if s.owner in related]
+        if not (own or declared) or None in own or None in declared:
+            return None
+        found: list[Class] = []
+        for value in dict.fromkeys([*own, *declared]):
+            classes = self.resolve(value)
+            if classes is None:
+                return None
+            found += [c for c in classes if c not in found]
+        return found
+
+    def _stored_on(self, name: str, family: list[ClassInfo]) -> bool:
+        """An instance of `family` may hold an attribute `name` of its own, which a call of `name` would run: the
+        hierarchy's methods store it (other code's stores are not counted, as in `_attribute_types`)."""
+        related = self._related(family)
+        return related is None or any(s.owner in related for s in self.stores.get(name, []))
+
+    def _intercepts(self, family: list[ClassInfo]) -> bool:
+        related = self._related(family)
+        return related is None or any(m.name in _INTERCEPTING for c in related.values() for m in c.members)
+
+    def _related(self, family: list[ClassInfo]) -> dict[str, ClassInfo] | None:
+        """Every repository class whose methods run on an instance of one of `family`: their MROs."""
+        related: dict[str, ClassInfo] = {}
+        for member in family:
+            order = self.mro(member)
+            if order is None:
+                return None
+            related.update((c.qualified, c) for c in order if isinstance(c, ClassInfo))
+        return related
+
+    # Classes --------------------------------------------------------------------------------------
+
+    def resolve(self, qualified: str, seen: frozenset[str] = frozenset()) -> list[Class] | None:
+        """The classes a qualified name can stand for, through the modules' re-exports (each import that binds
+        the name, star imports included): a library name is itself; None for a repository name that is not a
+        class the scan found."""
+        if qualified in self.classes:
+            return [self.classes[qualified]]
+        if qualified in self._resolved:
+            return self._resolved[qualified]
+        if qualified in seen or len(seen) > 32:
+            return None
+        found = self._resolve(qualified, seen | {qualified})
+        self._resolved[qualified] = found
+        return found
+
+    def _resolve(self, qualified: str, seen: frozenset[str]) -> list[Class] | None:
+        parts = qualified.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:end])
+            if module not in self.names:
+                continue
+            bound, first, rest = self.names[module], parts[end], parts[end + 1 :]
+            targets = bound.get(first)
+            if targets is None:  # maybe from a star import
+                stars = [self.resolve(".".join([star, first, *rest]), seen) for star in bound.get("*", [])]
+                found = [c for classes in stars if classes for c in classes]
+                return found or None
+            if "" in targets:
+                return None
+            return _union_classes(self.resolve(".".join([target, *rest]), seen) for target in targets)
+        return None if parts[0] in self.packages else [qualified]
+
+    def mro(self, cls: ClassInfo) -> list[Class] | None:
+        """Python's method resolution order (C3) over the repository's classes; a library base closes its branch.
+        None when a base cannot be resolved to one class."""
+        if cls.qualified in self._mro:
+            return self._mro[cls.qualified]
+        self._mro[cls.qualified] = None  # a cycle of bases resolves to None
+        orders: list[list[Class]] = []
+        for base in cls.bases or ["builtins.object"]:
+            resolved = self.resolve(base) if base else None
+            if resolved is None or len(resolved) != 1:
+                return None
+            only = resolved[0]
+            order = [only] if isinstance(only, str) else self.mro(only)
+            if order is None:
+                return None
+            orders.append(order)
+        merged = _c3([*orders, [b for order in orders for b in order[:1]]])
+        result = [cls, *merged] if merged is not None else None
+        self._mro[cls.qualified] = result
+        return result
+
+    def _family(self, cls: ClassInfo) -> list[ClassInfo] | None:
+        """`cls` and every repository class that derives from it: what `self` in its methods can be."""
+        if self._children is None:
+            self._children = {}
+            for child in self.classes.values():
+                for base in child.bases:
+                    resolved = self.resolve(base) if base else None
+                    if resolved is None:
+                        self._unknown_bases.append(child)
+                        continue
+                    for parent in resolved:
+                        if isinstance(parent, ClassInfo):
+                            self._children.setdefault(parent.qualified, []).append(child)
+            self._unknown_bases = list({c.qualified: c for c in self._unknown_bases}.values())
+        family, pending = {cls.qualified: cls}, [cls]
+        while pending:
+            for child in self._children.get(pending.pop().qualified, []):
+                if child.qualified not in family:
+                    family[child.qualified] = child
+                    pending.append(child)
+        return list(family.values())
+
+    def _maybe_in_unknown(self, name: str) -> bool:
+        """A class whose bases the scan cannot name may derive from any class and define `name`."""
+        return any(m.name == name for c in self._unknown_bases for m in c.members)
+
+
+def _c3(sequences: list[list[Class]]) -> list[Class] | None:
+    """The C3 merge of linearizations; None where Python would refuse the class."""
+    def key(cls: Class) -> str:
+        return cls if isinstance(cls, str) else cls.qualified
+
+    pending = [list(s) for s in sequences if s]
+    merged: list[Class] = []
+    while pending:
+        for sequence in pending:
+            head = sequence[0]
+            if not any(key(head) in {key(c) for c in other[1:]} for other in pending):
+                break
+        else:
+            return None
+        merged.append(head)
+        pending = [[c for c in s if key(c) != key(head)] for s in pending]
+        pending = [s for s in pending if s]
+    return merged
+
+
+def _union(found: Iterable[list[Scope] | None]) -> list[Scope] | None:
+    scopes: list[Scope] = []
+    for part in found:
+        if part is None:
+            return None
+        scopes += [scope for scope in part if scope not in scopes]
+    return scopes
+
+
+def _union_classes(found: Iterable[list[Class] | None]) -> list[Class] | None:
+    classes: list[Class] = []
+    for part in found:
+        if part is None:
+            return None
+        classes += [c for c in part if c not in classes]
+    return classes

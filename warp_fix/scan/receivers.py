@@ -1,0 +1,242 @@
+"""What a method call's receiver is, where one file says it soundly: the class a name stands for, and the kind
+of receiver (`TypedCall`) the tape walk resolves through the class hierarchy instead of by the method's name.
+
+Only shapes whose class cannot change between the binding and the call are typed: a constructor call written at
+the receiver (`Solver(model).step()`), a local name the function binds once, to a constructor call (`solver =
+Solver(model)`), `self` and `super()` in a method, and `self.<attribute>` (what it holds is decided by the whole
+repository's stores, in the walk). Everything else stays a call by name.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from .index import TypedCall
+from .names import dotted_name
+from .parsed import ParsedFile
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+_LITERALS = {ast.Dict: "dict", ast.DictComp: "dict", ast.List: "list", ast.ListComp: "list", ast.Set: "set",
+             ast.SetComp: "set", ast.Tuple: "tuple"}
+# builtin classes whose methods run no project code (`type(x).step()` and `super` name other classes)
+_BUILTINS = frozenset(name for name in dir(builtins) if isinstance(getattr(builtins, name), type)) - {
+    "type", "super", "staticmethod", "classmethod", "property"}
+
+
+class Receivers:
+    """One file's typing of call receivers and class names (asked by several collectors: made once per file)."""
+
+    def __init__(self, parsed: ParsedFile) -> None:
+        self.parsed = parsed
+        self._top: dict[str, list[str]] | None = None
+        self._locals: dict[int, dict[str, list[ast.AST]]] = {}
+
+    def typed(self, call: ast.Call) -> TypedCall | None:
+        """The call as a `TypedCall`, when its receiver is one of the shapes above."""
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        receiver, method = func.value, func.attr
+        function = self.parsed.innermost_function(call)
+        cls = self.class_of_method(function)
+        if _is_super(receiver):
+            plain = not receiver.args and not receiver.keywords  # type: ignore[attr-defined]
+            return TypedCall(method, "super", cls) if cls is not None and plain else None
+        if isinstance(receiver, ast.Call):
+            made = self.constructed(receiver)
+            return TypedCall(method, "instance", made) if made else None
+        if isinstance(receiver, ast.Name) and function is not None:
+            if cls is not None and self._is_self(receiver.id, function):
+                return TypedCall(method, "self", cls)
+            bindings = self._bindings(function).get(receiver.id, [])
+            if not bindings:
+                named = self.qualify(receiver, call)  # `object.__setattr__(self, ...)`, `Base.reset(self)`
+                return TypedCall(method, "class", named) if named else None
+            if len(bindings) != 1:
+                return None
+            receiver = bindings[0]  # the one value the name holds: a parameter, a constructor call, `self.x`
+            if isinstance(receiver, ast.arg):
+                declared = self.declared(receiver, function)
+                return TypedCall(method, "declared", declared) if declared else None
+            if isinstance(receiver, (ast.Call, ast.Constant, *_LITERALS)):
+                made = self.value_class(receiver, call)
+                return TypedCall(method, "instance", made) if made else None
+        if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
+            holder = self._holder(receiver.value.id, function, cls)
+            return TypedCall(method, "attribute", holder, receiver.attr) if holder else None
+        return None
+
+    def _holder(self, name: str, function: ast.AST | None, cls: str | None) -> str | None:
+        """The class whose instances (or its subclasses') `name` holds, for `name.attribute.method()`: the
+        method's class for `self`, a parameter's annotated class."""
+        if cls is not None and self._is_self(name, function):
+            return cls
+        bindings = self._bindings(function).get(name, []) if function is not None else []
+        if len(bindings) == 1 and isinstance(bindings[0], ast.arg):
+            return self.declared(bindings[0], function)  # type: ignore[arg-type]
+        return None
+
+    def local_function(self, call: ast.Call) -> str | None:
+        """The qualname of the nested function a call by bare name runs, when the enclosing function binds that
+        name only by its `def` (`make_view(...)` after `def make_view(...):` in the same function)."""
+        function = self.parsed.innermost_function(call)
+        if not isinstance(call.func, ast.Name) or function is None:
+            return None
+        bindings = self._bindings(function).get(call.func.id, [])
+        if len(bindings) != 1 or not isinstance(bindings[0], _Function):
+            return None
+        if self.parsed.innermost_function(bindings[0]) is not function:
+            return None
+        return self.parsed.function_of(bindings[0].body[0]) if bindings[0].body else None
+
+    def value_class(self, value: ast.expr | None, at: ast.AST) -> str | None:
+        """The class a value is an instance of (or of a subclass): a literal's, a constructor call's, or a
+        parameter's the function never rebinds, by its annotation."""
+        if isinstance(value, ast.Constant):
+            return f"builtins.{type(value.value).__name__}"
+        if isinstance(value, ast.Dict | ast.DictComp | ast.List | ast.ListComp | ast.Set | ast.SetComp | ast.Tuple):
+            return f"builtins.{_LITERALS[type(value)]}"
+        if isinstance(value, ast.Call):
+            return self.constructed(value)
+        function = self.parsed.innermost_function(at)
+        if isinstance(value, ast.Name) and function is not None:
+            bindings = self._bindings(function).get(value.id, [])
+            if len(bindings) == 1 and isinstance(bindings[0], ast.arg):
+                return self.declared(bindings[0], function)
+        return None
+
+    def declared(self, parameter: ast.arg, function: ast.AST) -> str | None:
+        """The class a parameter's annotation names: what the code says it holds."""
+        return self.annotated(parameter.annotation, function)
+
+    def annotated(self, annotation: ast.expr | None, at: ast.AST) -> str | None:
+        """The class an annotation names (`Model`, `Model | None`, `Optional[Model]`, `"Model"`, `dict[str, X]`:
+        `dict`): an instance of it or of a subclass."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            sides = [s for s in (annotation.left, annotation.right)
+                     if not (isinstance(s, ast.Constant) and s.value is None)]
+            annotation = sides[0] if len(sides) == 1 else None
+        if isinstance(annotation, ast.Subscript):
+            optional = dotted_name(annotation.value) in ("Optional", "typing.Optional")
+            annotation = annotation.slice if optional else annotation.value
+        if not isinstance(annotation, ast.Name | ast.Attribute):
+            return None
+        return self.qualify(annotation, at)
+
+    def constructed(self, call: ast.Call) -> str | None:
+        """The qualified name called (`pkg.solver.Solver` for `Solver(model)`): the walk knows whether it is a
+        class."""
+        return self.qualify(call.func, call)
+
+    def qualify(self, node: ast.AST, at: ast.AST) -> str | None:
+        """The qualified name a dotted name stands for at `at`: through the module's one top-level binding of its
+        first part (an import, a class of this file), a builtin type, or None (bound in a function, bound twice or
+        otherwise, not a dotted name)."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        first, _, rest = dotted.partition(".")
+        function = self.parsed.innermost_function(at)
+        while function is not None:
+            if first in self._bindings(function):
+                return None
+            function = self.parsed.innermost_function(function)
+        targets = set(self._top_level().get(first, ()))  # `import pkg` and `import pkg.sub` both bind `pkg`
+        if not targets:
+            return f"builtins.{first}" if first in _BUILTINS and not rest else None
+        if len(targets) != 1 or "" in targets:
+            return None
+        target = targets.pop()
+        return f"{target}.{rest}" if rest else target
+
+    def class_of_method(self, function: ast.AST | None) -> str | None:
+        """The qualified class whose body defines `function`, when the class sits at module scope or in such a
+        class (a class made inside a function is a new class at each call)."""
+        if function is None:
+            return None
+        owner = self.parsed.parent_of(function)
+        if not isinstance(owner, ast.ClassDef):
+            return None
+        around = self.parsed.enclosing_definitions(owner)
+        if not all(isinstance(d, ast.ClassDef) for d in around):
+            return None
+        return ".".join([self.parsed.info.python_module, *(d.name for d in around), owner.name])
+
+    def self_name(self, function: _Function) -> str | None:
+        """The name of a method's instance parameter (`self`), unless it is a static or class method."""
+        decorators = {dotted_name(d) for d in function.decorator_list}
+        positional = [*function.args.posonlyargs, *function.args.args]
+        if not positional or decorators & {"staticmethod", "classmethod"}:
+            return None
+        return positional[0].arg
+
+    def _is_self(self, name: str, function: ast.AST | None) -> bool:
+        """`name` is the method's instance parameter and the method never binds it again."""
+        if not isinstance(function, _Function) or self.self_name(function) != name:
+            return False
+        return len(self._bindings(function).get(name, [])) == 1
+
+    def _bindings(self, function: ast.AST) -> dict[str, list[ast.AST]]:
+        """Per name the function binds (its parameters, assignments, loop and `with` targets, imports, nested
+        definitions, `global`/`nonlocal`): the value of a plain `name = value`, else the binding node. Names bound
+        in functions nested in it count too (a `nonlocal` there rebinds them)."""
+        found = self._locals.get(id(function))
+        if found is None:
+            found = {}
+            assert isinstance(function, _Function | ast.Lambda)
+            for arg in _parameters(function):
+                found.setdefault(arg.arg, []).append(arg)
+            for node in ast.walk(function):
+                if node is function:
+                    continue
+                for name, binding in _binds(node, self.parsed):
+                    found.setdefault(name, []).append(binding)
+            self._locals[id(function)] = found
+        return found
+
+    def _top_level(self) -> dict[str, list[str]]:
+        if self._top is None:
+            self._top = {}
+            for name in self.parsed.top_level_names():
+                self._top.setdefault(name.name, []).append(name.target)
+        return self._top
+
+
+def _binds(node: ast.AST, parsed: ParsedFile) -> list[tuple[str, ast.AST]]:
+    """What one node binds: a plain assignment's name binds its value; anything else binds the node."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+        parent = parsed.parent_of(node)
+        plain = isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is node
+        return [(node.id, parent.value if plain else node)]  # type: ignore[union-attr]
+    if isinstance(node, _Function | ast.ClassDef):
+        return [(node.name, node), *((a.arg, a) for a in _parameters(node) if isinstance(node, _Function))]
+    if isinstance(node, ast.Lambda):
+        return [(a.arg, a) for a in _parameters(node)]
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return [((a.asname or a.name).split(".")[0], node) for a in node.names]
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return [(name, node) for name in node.names]
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [(node.name, node)]
+    if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+        return [(node.name, node)]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [(node.rest, node)]
+    return []
+
+
+def _parameters(function: _Function | ast.Lambda) -> list[ast.arg]:
+    args = function.args
+    names = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    return names + [a for a in (args.vararg, args.kwarg) if a is not None]
+
+
+def _is_super(node: ast.AST) -> bool:
+    """`super()`: the method after the enclosing class's (`super(Other, obj)` names another place: not typed)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
