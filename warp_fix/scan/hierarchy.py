@@ -52,11 +52,11 @@ class ClassHierarchy:
     def runs(self, call: TypedCall) -> list[Scope] | None:
         """The functions the call can run (none: only library code); None when that cannot be said."""
         if call.kind == "instance":
-            return self._on_instances(self.resolve(call.of), call.method)
+            return self._on_instances(_exactly(self.resolve(call.of), True), call.method)
         if call.kind == "class":
             return self._on_class(self.resolve(call.of), call.method)
         if call.kind == "declared":
-            return self._on_instances(self.resolve(call.of), call.method, subclasses=True)
+            return self._on_instances(_exactly(self.resolve(call.of), False), call.method)
         cls = self.classes.get(call.of)
         if cls is None:
             return None
@@ -74,7 +74,7 @@ class ClassHierarchy:
                 found.append(self._method_of(order[order.index(cls) + 1:], call.method, family))
             return _union(found)
         if call.kind == "attribute":
-            return self._on_instances(self._attribute_types(call.attribute, family), call.method, subclasses=True)
+            return self._on_instances(self._attribute_types(call.attribute, family), call.method)
         return None
 
     def overrides(self, file: str, method: str) -> list[Scope] | None:
@@ -87,17 +87,17 @@ class ClassHierarchy:
             return []
         return self.runs(TypedCall(name, "self", cls.qualified))
 
-    def _on_instances(self, classes: list[Class] | None, method: str, subclasses: bool = False) -> list[Scope] | None:
-        """`method` called on an instance of one of `classes` (exactly, or of a subclass)."""
+    def _on_instances(self, classes: list[tuple[Class, bool]] | None, method: str) -> list[Scope] | None:
+        """`method` called on an instance of one of `classes`: of exactly that class (True), or of any subclass."""
         if classes is None:
             return None
         found: list[list[Scope] | None] = []
-        for cls in classes:
+        for cls, exact in classes:
             if isinstance(cls, str):
                 found.append([] if cls.startswith("builtins.") else None)
                 continue
-            family = self._family(cls) if subclasses else [cls]
-            if subclasses and self._maybe_in_unknown(method):
+            family = [cls] if exact else self._family(cls)
+            if not exact and self._maybe_in_unknown(method):
                 return None
             found += [self._method_of(self.mro(member), method, family) for member in family]
         return _union(found)
@@ -129,7 +129,7 @@ class ClassHierarchy:
                 return [(cls.file, function)] if function is not None else None
         return None
 
-    def _attribute_types(self, attribute: str, family: list[ClassInfo]) -> list[Class] | None:
+    def _attribute_types(self, attribute: str, family: list[ClassInfo]) -> list[tuple[Class, bool]] | None:
         """The classes `self.<attribute>` can hold: what the hierarchy's own methods store there and the classes
         its class bodies annotate the name with (a dataclass field). Unanswered when they store anything else or
         bind it otherwise in a class body, or when nothing of the hierarchy stores or declares it. Stores by other
@@ -139,13 +139,13 @@ class ClassHierarchy:
         related = self._related(family)
         if related is None:
             return None
-        declared = [m.declared for c in related.values() for m in c.members if m.name == attribute]
-        own = [s.value for s in self.stores.get(attribute, []) if s.owner in related]
-        if not (own or declared) or None in own or None in declared:
+        declared = [(m.declared, False) for c in related.values() for m in c.members if m.name == attribute]
+        own = [(s.value, s.exact) for s in self.stores.get(attribute, []) if s.owner in related]
+        if not (own or declared) or any(value is None for value, _ in [*own, *declared]):
             return None
-        found: list[Class] = []
-        for value in dict.fromkeys([*own, *declared]):
-            classes = self.resolve(value)
+        found: list[tuple[Class, bool]] = []
+        for value, exact in dict.fromkeys([*own, *declared]):
+            classes = _exactly(self.resolve(value), exact) if value else None
             if classes is None:
                 return None
             found += [c for c in classes if c not in found]
@@ -288,3 +288,7 @@ def _union_classes(found: Iterable[list[Class] | None]) -> list[Class] | None:
             return None
         classes += [c for c in part if c not in classes]
     return classes
+
+
+def _exactly(classes: list[Class] | None, exact: bool) -> list[tuple[Class, bool]] | None:
+    return None if classes is None else [(cls, exact) for cls in classes]

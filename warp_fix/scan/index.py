@@ -286,6 +286,7 @@ class AttributeStore(Located):
     # qualified class the value is an instance of, itself or a subclass (a constructor call, a parameter by its
     # annotation; a literal's builtin type: `builtins.dict`, `builtins.NoneType`); None: anything else
     value: str | None = None
+    exact: bool = False  # the value is made there (a constructor call, a literal): of exactly that class
 
 
 @dataclass

@@ -30,7 +30,15 @@ class Receivers:
     def __init__(self, parsed: ParsedFile) -> None:
         self.parsed = parsed
         self._top: dict[str, list[str]] | None = None
-        self._locals: dict[int, dict[str, list[ast.AST]]] = {}
+        self._all: dict[int, dict[str, list[ast.AST]]] | None = None
+
+    @classmethod
+    def of(cls, parsed: ParsedFile) -> Receivers:
+        """The file's one instance, shared by its collectors (each answer is found once per file)."""
+        found = parsed.__dict__.get("_receivers")
+        if found is None:
+            found = parsed.__dict__["_receivers"] = cls(parsed)
+        return found
 
     def typed(self, call: ast.Call) -> TypedCall | None:
         """The call as a `TypedCall`, when its receiver is one of the shapes above."""
@@ -91,8 +99,8 @@ class Receivers:
         return self.parsed.function_of(bindings[0].body[0]) if bindings[0].body else None
 
     def value_class(self, value: ast.expr | None, at: ast.AST) -> str | None:
-        """The class a value is an instance of (or of a subclass): a literal's, a constructor call's, or a
-        parameter's the function never rebinds, by its annotation."""
+        """The class a value is an instance of: a literal's, a constructor call's (exactly: `made_here`), or a
+        parameter's the function never rebinds, by its annotation (or of a subclass)."""
         if isinstance(value, ast.Constant):
             return f"builtins.{type(value.value).__name__}"
         if isinstance(value, ast.Dict | ast.DictComp | ast.List | ast.ListComp | ast.Set | ast.SetComp | ast.Tuple):
@@ -185,20 +193,24 @@ class Receivers:
     def _bindings(self, function: ast.AST) -> dict[str, list[ast.AST]]:
         """Per name the function binds (its parameters, assignments, loop and `with` targets, imports, nested
         definitions, `global`/`nonlocal`): the value of a plain `name = value`, else the binding node. Names bound
-        in functions nested in it count too (a `nonlocal` there rebinds them)."""
-        found = self._locals.get(id(function))
-        if found is None:
-            found = {}
-            assert isinstance(function, _Function | ast.Lambda)
-            for arg in _parameters(function):
-                found.setdefault(arg.arg, []).append(arg)
-            for node in ast.walk(function):
-                if node is function:
+        in functions nested in it count too (a `nonlocal` there rebinds them). One pass over the file finds every
+        function's."""
+        if self._all is None:
+            self._all = {}
+            for node in self.parsed.nodes:
+                found = _binds(node, self.parsed)
+                if not found:
                     continue
-                for name, binding in _binds(node, self.parsed):
-                    found.setdefault(name, []).append(binding)
-            self._locals[id(function)] = found
-        return found
+                owners = [a for a in self.parsed.iter_ancestors(node) if isinstance(a, _Function | ast.Lambda)]
+                if isinstance(node, _Function | ast.Lambda):  # its parameters are its own; its name, its owner's
+                    named = 1 if isinstance(node, _Function) else 0
+                    for name, binding in found[named:]:
+                        self._all.setdefault(id(node), {}).setdefault(name, []).append(binding)
+                    found = found[:named]
+                for owner in owners:
+                    for name, binding in found:
+                        self._all.setdefault(id(owner), {}).setdefault(name, []).append(binding)
+        return self._all.get(id(function), {})
 
     def _top_level(self) -> dict[str, list[str]]:
         if self._top is None:
@@ -208,14 +220,24 @@ class Receivers:
         return self._top
 
 
+_BINDING = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Import,
+                      ast.ImportFrom, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar,
+                      ast.MatchMapping})
+
+
 def _binds(node: ast.AST, parsed: ParsedFile) -> list[tuple[str, ast.AST]]:
     """What one node binds: a plain assignment's name binds its value; anything else binds the node."""
+    kind = type(node)
+    if kind not in _BINDING or (kind is ast.Name and type(node.ctx) is ast.Load):  # type: ignore[attr-defined]
+        return []  # most nodes: asked of every node of the file
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
         parent = parsed.parent_of(node)
         plain = isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is node
         return [(node.id, parent.value if plain else node)]  # type: ignore[union-attr]
-    if isinstance(node, _Function | ast.ClassDef):
-        return [(node.name, node), *((a.arg, a) for a in _parameters(node) if isinstance(node, _Function))]
+    if isinstance(node, _Function):
+        return [(node.name, node), *((a.arg, a) for a in _parameters(node))]
+    if isinstance(node, ast.ClassDef):
+        return [(node.name, node)]
     if isinstance(node, ast.Lambda):
         return [(a.arg, a) for a in _parameters(node)]
     if isinstance(node, ast.Import | ast.ImportFrom):
@@ -240,3 +262,8 @@ def _parameters(function: _Function | ast.Lambda) -> list[ast.arg]:
 def _is_super(node: ast.AST) -> bool:
     """`super()`: the method after the enclosing class's (`super(Other, obj)` names another place: not typed)."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def made_here(value: ast.expr | None) -> bool:
+    """The value is made where it is written (a literal, a constructor call): an instance of exactly its class."""
+    return isinstance(value, (ast.Call, ast.Constant, *_LITERALS))

@@ -39,7 +39,7 @@ class TapeCollector(Collector):
         super().__init__(*args, **kwargs)
         self._tape_names: set[str] = set()
         self._backward_calls: list[tuple[ast.Call, str]] = []
-        self.receivers = Receivers(self.parsed)
+        self.receivers = Receivers.of(self.parsed)
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)
@@ -142,7 +142,7 @@ class CallCollector(Collector):
         self._of_function: dict[int, tuple[FunctionCalls, set[str]]] = {}
         self._escaping: dict[int, frozenset[str]] = {}  # per enclosing function node, see `_escaping_names`
         self._bindings: dict[int, list[str]] | None = None  # see `_bound_as`
-        self.receivers = Receivers(self.parsed)
+        self.receivers = Receivers.of(self.parsed)
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)

@@ -11,7 +11,7 @@ import ast
 
 from ..index import AttributeStore, ClassInfo, ClassMember
 from ..names import dotted_name
-from ..receivers import Receivers
+from ..receivers import Receivers, made_here
 from .base import Collector
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -33,7 +33,7 @@ class ClassCollector(Collector):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.receivers = Receivers(self.parsed)
+        self.receivers = Receivers.of(self.parsed)
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.ClassDef)
@@ -80,18 +80,18 @@ class AttributeStoreCollector(Collector):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.receivers = Receivers(self.parsed)
+        self.receivers = Receivers.of(self.parsed)
 
     def visit(self, node: ast.AST) -> None:
         if not self.parsed.info.in_repo:
             return
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
             parent = self.parsed.parent_of(node)
-            value = None
+            value, exact = None, False
             if isinstance(parent, ast.Assign | ast.AnnAssign) and (
                     parent.targets == [node] if isinstance(parent, ast.Assign) else parent.target is node):
-                value = self.receivers.value_class(parent.value, node)
-            self._store(node, node.value, node.attr, value)
+                value, exact = self.receivers.value_class(parent.value, node), made_here(parent.value)
+            self._store(node, node.value, node.attr, value, exact)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute) and node.args:
             name = dotted_name(node.func)
             if name in ("setattr", "delattr", "object.__setattr__", "object.__delattr__") and len(node.args) >= 2:
@@ -99,13 +99,14 @@ class AttributeStoreCollector(Collector):
                 if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
                     self._store(node, node.args[0], attribute.value, None)
 
-    def _store(self, node: ast.AST, target: ast.expr, attribute: str, value: str | None) -> None:
+    def _store(self, node: ast.AST, target: ast.expr, attribute: str, value: str | None, exact: bool = False) -> None:
         function = self.parsed.innermost_function(node)
         owner = self.receivers.class_of_method(function)
         on_self = (isinstance(target, ast.Name) and isinstance(function, _Function)
                    and self.receivers.self_name(function) == target.id)
         self.found.attribute_stores.append(AttributeStore(**self.parsed.located(node), attribute=attribute,
-                                                          owner=owner if on_self else None, value=value))
+                                                          owner=owner if on_self else None, value=value,
+                                                          exact=exact and value is not None))
 
 
 def _bound_in_body(statement: ast.stmt) -> list[str]:

@@ -1,0 +1,193 @@
+"""A method call under a tape is followed through its receiver's class where the code says which class it is, and
+by the method's name wherever it does not: each case below is one shape, and what the walk reaches from it."""
+
+from __future__ import annotations
+
+from warp_fix.scan.differentiation import differentiated_kernels
+
+KERNELS = """
+    import warp as wp
+
+    @wp.kernel
+    def integrate(x: wp.array(dtype=float)):
+        x[wp.tid()] += 1.0
+
+    @wp.kernel
+    def integrate_fast(x: wp.array(dtype=float)):
+        x[wp.tid()] += 2.0
+
+    @wp.kernel
+    def draw(x: wp.array(dtype=float)):
+        x[wp.tid()] *= 0.5
+"""
+
+SOLVERS = """
+    import warp as wp
+    from sim.kernels import integrate, integrate_fast
+
+    class Solver:
+        def __init__(self, x):
+            self.x = x
+
+        def step(self):
+            wp.launch(integrate, dim=1, inputs=[self.x])
+
+    class FastSolver(Solver):
+        def step(self):
+            wp.launch(integrate_fast, dim=1, inputs=[self.x])
+"""
+
+VIEWER = """
+    import warp as wp
+    from sim.kernels import draw
+
+    class Viewer:
+        def __init__(self, x):
+            self.x = x
+
+        def step(self):
+            wp.launch(draw, dim=1, inputs=[self.x])
+"""
+
+
+def reached(scan, tape: str, **files: str) -> set[str]:
+    index = scan({"sim/__init__.py": "from .solvers import FastSolver, Solver\nfrom .viewer import Viewer\n",
+                  "sim/kernels.py": KERNELS, "sim/solvers.py": SOLVERS, "sim/viewer.py": VIEWER,
+                  "scripts/fit.py": tape, **files})
+    return set(differentiated_kernels(index).kernels)
+
+
+def test_a_local_bound_once_to_a_constructor_runs_that_class_s_method(scan):
+    assert reached(scan, """
+        import warp as wp
+        import sim
+
+        def fit(x):
+            solver = sim.Solver(x)
+            with wp.Tape():
+                solver.step()
+    """) == {"integrate"}  # the re-export in sim/__init__.py is followed to sim.solvers.Solver
+
+
+def test_an_attribute_the_class_stores_from_a_constructor_runs_that_class_s_method(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver
+
+        class Fit:
+            def __init__(self, x):
+                self.solver = Solver(x)
+
+            def run(self):
+                with wp.Tape():
+                    self.solver.step()
+    """) == {"integrate"}
+
+
+def test_an_annotated_parameter_may_hold_any_subclass(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim.solvers import Solver
+
+        def fit(solver: Solver):
+            with wp.Tape():
+                solver.step()
+    """) == {"integrate", "integrate_fast"}
+
+
+def test_a_receiver_the_code_does_not_type_is_followed_by_name(scan):
+    assert reached(scan, """
+        import warp as wp
+
+        def fit(solver):
+            with wp.Tape():
+                solver.step()
+    """) == {"integrate", "integrate_fast", "draw"}
+
+
+def test_an_attribute_stored_from_an_untyped_value_is_followed_by_name(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver
+
+        class Fit:
+            def __init__(self, x, solver=None):
+                self.solver = solver or Solver(x)
+
+            def run(self):
+                with wp.Tape():
+                    self.solver.step()
+    """) == {"integrate", "integrate_fast", "draw"}
+
+
+def test_a_call_on_self_reaches_what_subclasses_put_in_its_place(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim.kernels import integrate, integrate_fast
+
+        class Rollout:
+            def run(self, x):
+                with wp.Tape():
+                    self.advance(x)
+
+            def advance(self, x):
+                wp.launch(integrate, dim=1, inputs=[x])
+
+        class FastRollout(Rollout):
+            def advance(self, x):
+                wp.launch(integrate_fast, dim=1, inputs=[x])
+    """) == {"integrate", "integrate_fast"}
+
+
+def test_super_runs_the_next_method_of_the_hierarchy(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim.solvers import Solver
+
+        class Logged(Solver):
+            def step(self):
+                super().step()
+
+        def fit(x):
+            solver = Logged(x)
+            with wp.Tape():
+                solver.step()
+    """) == {"integrate"}
+
+
+def test_a_subclass_with_a_base_the_scan_cannot_name_may_override_anything(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim.kernels import integrate, draw
+
+        class Rollout:
+            def run(self, x):
+                with wp.Tape():
+                    self.advance(x)
+
+            def advance(self, x):
+                wp.launch(integrate, dim=1, inputs=[x])
+
+        def mixin(base):
+            class Drawn(base):
+                def advance(self, x):
+                    wp.launch(draw, dim=1, inputs=[x])
+            return Drawn
+    """) >= {"integrate", "draw"}
+
+
+def test_an_instance_attribute_of_the_method_s_name_is_followed_by_name(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver, Viewer
+
+        class Hooked(Solver):
+            def __init__(self, x):
+                super().__init__(x)
+                self.step = Viewer(x).step
+
+        def fit(x):
+            solver = Hooked(x)
+            with wp.Tape():
+                solver.step()
+    """) >= {"draw"}
