@@ -191,3 +191,38 @@ def test_an_instance_attribute_of_the_method_s_name_is_followed_by_name(scan):
             with wp.Tape():
                 solver.step()
     """) >= {"draw"}
+
+
+def test_a_chain_of_attributes_is_followed_through_what_each_class_stores(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver
+
+        class Rig:
+            def __init__(self, x):
+                self.solver = Solver(x)
+
+        class Fit:
+            def __init__(self, rig: Rig):
+                self.rig = rig
+
+            def run(self):
+                rig = self.rig
+                with wp.Tape():
+                    rig.solver.step()
+    """) == {"integrate"}  # `rig` holds `self.rig`, a Rig by its annotation; its `solver` a Solver
+
+
+def test_a_method_of_a_warp_class_runs_no_project_code(scan):
+    assert reached(scan, """
+        import warp as wp
+
+        class Grid:
+            def __init__(self):
+                self.grid = wp.HashGrid(4, 4, 4)
+
+            def run(self, points):
+                with wp.Tape():
+                    self.grid.build(points, 0.1)
+    """, **{"sim/builder.py": VIEWER.replace("class Viewer", "class Builder").replace("def step", "def build")}
+    ) == set()  # by name, `build` would reach the builder's `build` and its `draw`

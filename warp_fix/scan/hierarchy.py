@@ -7,8 +7,8 @@ bases the scan cannot name may be anything, so a method one of those defines is 
 answer (a class it cannot find, a library class that may define the method, an attribute stored from a value it
 cannot type, `__getattribute__`), `runs` says None and the walk follows the call by name, as it did before.
 
-Library classes are opaque, except the builtins' (`object.__init__`, `dict.update` run no project code) and the
-typing helpers that define no methods (`Generic`, `Protocol`, `ABC`).
+Library classes are opaque, except the builtins' and Warp's (`object.__init__`, `dict.update`, `HashGrid.build` run
+no project code) and the typing helpers that define no methods (`Generic`, `Protocol`, `ABC`).
 """
 
 from __future__ import annotations
@@ -51,31 +51,48 @@ class ClassHierarchy:
 
     def runs(self, call: TypedCall) -> list[Scope] | None:
         """The functions the call can run (none: only library code); None when that cannot be said."""
-        if call.kind == "instance":
-            return self._on_instances(_exactly(self.resolve(call.of), True), call.method)
         if call.kind == "class":
             return self._on_class(self.resolve(call.of), call.method)
-        if call.kind == "declared":
-            return self._on_instances(_exactly(self.resolve(call.of), False), call.method)
-        cls = self.classes.get(call.of)
-        if cls is None:
+        if call.kind == "super":
+            return self._after(call.of, call.method)
+        if call.kind == "self":
+            cls = self.classes.get(call.of)
+            classes = [(cls, False)] if cls is not None else None
+        else:  # "instance": exactly the class made; "declared": the annotated class or a subclass
+            classes = _exactly(self.resolve(call.of), call.kind == "instance")
+        for attribute in call.attribute.split(".") if call.attribute else []:
+            classes = self._attribute_of(classes, attribute)
+        return self._on_instances(classes, call.method)
+
+    def _after(self, of: str, method: str) -> list[Scope] | None:
+        """`super().method()` in a method of `of`: the next definition along each subclass's MRO."""
+        cls = self.classes.get(of)
+        if cls is None or self._maybe_in_unknown(method):
             return None
         family = self._family(cls)
-        if family is None or self._maybe_in_unknown(call.attribute or call.method):
+        found = []
+        for member in family:
+            order = self.mro(member)
+            if order is None:
+                return None
+            found.append(self._method_of(order[order.index(cls) + 1:], method, family))
+        return _union(found)
+
+    def _attribute_of(
+        self, classes: list[tuple[Class, bool]] | None, attribute: str
+    ) -> list[tuple[Class, bool]] | None:
+        """What `attribute` holds on an instance of one of `classes` (exactly, or of a subclass)."""
+        if classes is None:
             return None
-        if call.kind == "self":
-            return _union(self._method_of(self.mro(member), call.method, family) for member in family)
-        if call.kind == "super":
-            found = []
-            for member in family:
-                order = self.mro(member)
-                if order is None:
-                    return None
-                found.append(self._method_of(order[order.index(cls) + 1:], call.method, family))
-            return _union(found)
-        if call.kind == "attribute":
-            return self._on_instances(self._attribute_types(call.attribute, family), call.method)
-        return None
+        found: list[tuple[Class, bool]] = []
+        for cls, exact in classes:
+            if isinstance(cls, str) or (not exact and self._maybe_in_unknown(attribute)):
+                return None
+            held = self._attribute_types(attribute, [cls] if exact else self._family(cls))
+            if held is None:
+                return None
+            found += [c for c in held if c not in found]
+        return found
 
     def overrides(self, file: str, method: str) -> list[Scope] | None:
         """For `self.advance()` in a class defining `advance` (`method`, its qualname in `file`): the definitions
@@ -94,7 +111,7 @@ class ClassHierarchy:
         found: list[list[Scope] | None] = []
         for cls, exact in classes:
             if isinstance(cls, str):
-                found.append([] if cls.startswith("builtins.") else None)
+                found.append([] if _runs_no_project_code(cls) else None)
                 continue
             family = [cls] if exact else self._family(cls)
             if not exact and self._maybe_in_unknown(method):
@@ -108,7 +125,7 @@ class ClassHierarchy:
             return None
         cls = classes[0]
         if isinstance(cls, str):
-            return [] if cls.startswith("builtins.") else None
+            return [] if _runs_no_project_code(cls) else None
         return self._method_of(self.mro(cls), method, [])
 
     def _method_of(self, order: list[Class] | None, method: str, family: list[ClassInfo]) -> list[Scope] | None:
@@ -122,7 +139,7 @@ class ClassHierarchy:
                     return []  # object.__init__ and the like: no project code
                 if cls in _NO_METHODS:
                     continue
-                return [] if cls.startswith("builtins.") else None
+                return [] if _runs_no_project_code(cls) else None
             defined = [m for m in cls.members if m.name == method]
             if defined:
                 function = defined[-1].function  # the last binding in the body wins
@@ -292,3 +309,8 @@ def _union_classes(found: Iterable[list[Class] | None]) -> list[Class] | None:
 
 def _exactly(classes: list[Class] | None, exact: bool) -> list[tuple[Class, bool]] | None:
     return None if classes is None else [(cls, exact) for cls in classes]
+
+
+def _runs_no_project_code(library_class: str) -> bool:
+    """A builtin's or Warp's class: its methods run no project code (as a call of Warp's API does not)."""
+    return library_class.startswith(("builtins.", "warp."))

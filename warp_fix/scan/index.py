@@ -217,17 +217,19 @@ class OverloadCall(Located):
 
 @dataclass(frozen=True)
 class TypedCall:
-    """`receiver.method(...)` where the scan knows what `receiver` is, by `kind`:
+    """`receiver.method(...)` where the scan knows what `receiver` is, by `kind`, then `attribute`:
 
     - "instance": an instance of exactly the class `of` (qualified: `pkg.solver.Solver`), made where the call can
-      see it (`Solver(model).step()`, or `solver.step()` after the function's one binding `solver = Solver(model)`);
+      see it (`Solver(model).step()`, or `solver.step()` after the function's one binding `solver = Solver(model)`;
+      a literal's builtin class);
+    - "declared": a parameter the function never rebinds, annotated with the class `of`: an instance of it or of
+      any subclass;
     - "self": `self` in a method of the class `of`: an instance of it or of any subclass;
     - "super": `super()` in a method of the class `of`: the method after `of` in the instance's class hierarchy;
-    - "attribute": `self.<attribute>` in a method of the class `of` (or a local bound once to it), or
-      `<parameter>.<attribute>` for a parameter annotated with `of`: what the hierarchy's methods store there;
-    - "class": the class `of` itself (`Base.reset(self)`, `object.__setattr__(self, ...)`): its own lookup;
-    - "declared": a parameter the function never rebinds, annotated with the class `of`: an instance of it or of
-      any subclass.
+    - "class": the class `of` itself (`Base.reset(self)`, `object.__setattr__(self, ...)`): its own lookup.
+
+    `attribute`: the attributes read on the way, dotted (`self.model.grid.build()`: "model.grid"), each holding
+    what the hierarchy's own methods store there or its class bodies annotate.
     """
 
     method: str

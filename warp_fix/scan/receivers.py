@@ -51,38 +51,43 @@ class Receivers:
         if _is_super(receiver):
             plain = not receiver.args and not receiver.keywords  # type: ignore[attr-defined]
             return TypedCall(method, "super", cls) if cls is not None and plain else None
-        if isinstance(receiver, ast.Call):
-            made = self.constructed(receiver)
-            return TypedCall(method, "instance", made) if made else None
-        if isinstance(receiver, ast.Name) and function is not None:
-            if cls is not None and self._is_self(receiver.id, function):
-                return TypedCall(method, "self", cls)
-            bindings = self._bindings(function).get(receiver.id, [])
-            if not bindings:
-                named = self.qualify(receiver, call)  # `object.__setattr__(self, ...)`, `Base.reset(self)`
-                return TypedCall(method, "class", named) if named else None
-            if len(bindings) != 1:
-                return None
-            receiver = bindings[0]  # the one value the name holds: a parameter, a constructor call, `self.x`
-            if isinstance(receiver, ast.arg):
-                declared = self.declared(receiver, function)
-                return TypedCall(method, "declared", declared) if declared else None
-            if isinstance(receiver, (ast.Call, ast.Constant, *_LITERALS)):
-                made = self.value_class(receiver, call)
-                return TypedCall(method, "instance", made) if made else None
-        if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
-            holder = self._holder(receiver.value.id, function, cls)
-            return TypedCall(method, "attribute", holder, receiver.attr) if holder else None
-        return None
+        root = self._receiver(receiver, call, function, cls, depth=4)
+        if root is None:
+            return None
+        kind, of, path = root
+        if kind == "class" and path:  # an attribute of a class object, or of a module: not followed
+            return None
+        return TypedCall(method, kind, of, ".".join(path))
 
-    def _holder(self, name: str, function: ast.AST | None, cls: str | None) -> str | None:
-        """The class whose instances (or its subclasses') `name` holds, for `name.attribute.method()`: the
-        method's class for `self`, a parameter's annotated class."""
-        if cls is not None and self._is_self(name, function):
-            return cls
-        bindings = self._bindings(function).get(name, []) if function is not None else []
-        if len(bindings) == 1 and isinstance(bindings[0], ast.arg):
-            return self.declared(bindings[0], function)  # type: ignore[arg-type]
+    def _receiver(
+        self, node: ast.AST, at: ast.AST, function: ast.AST | None, cls: str | None, depth: int
+    ) -> tuple[str, str, list[str]] | None:
+        """(kind, class, attribute path) of what `node` holds: `self.solver` is ("self", the class, ["solver"]),
+        a local bound once to `self.model`, then `.grid`, is ("self", the class, ["model", "grid"])."""
+        if depth <= 0:
+            return None
+        if isinstance(node, ast.Attribute):
+            holder = self._receiver(node.value, at, function, cls, depth - 1)
+            return (holder[0], holder[1], [*holder[2], node.attr]) if holder else None
+        if isinstance(node, (ast.Call, ast.Constant, *_LITERALS)):
+            made = self.value_class(node, at)  # type: ignore[arg-type]
+            return ("instance", made, []) if made else None
+        if not isinstance(node, ast.Name) or function is None:
+            return None
+        if cls is not None and self._is_self(node.id, function):
+            return "self", cls, []
+        bindings = self._bindings(function).get(node.id, [])
+        if not bindings:
+            named = self.qualify(node, at)  # `object.__setattr__(self, ...)`, `Base.reset(self)`
+            return ("class", named, []) if named else None
+        if len(bindings) != 1:
+            return None
+        value = bindings[0]  # the one value the name holds: a parameter, a constructor call, `self.x`
+        if isinstance(value, ast.arg):
+            declared = self.declared(value, function)
+            return ("declared", declared, []) if declared else None
+        if isinstance(value, ast.expr) and self.parsed.innermost_function(value) is function:
+            return self._receiver(value, at, function, cls, depth - 1)
         return None
 
     def local_function(self, call: ast.Call) -> str | None:
