@@ -226,3 +226,54 @@ def test_a_method_of_a_warp_class_runs_no_project_code(scan):
                     self.grid.build(points, 0.1)
     """, **{"sim/builder.py": VIEWER.replace("class Viewer", "class Builder").replace("def step", "def build")}
     ) == set()  # by name, `build` would reach the builder's `build` and its `draw`
+
+
+def test_a_closure_s_variable_holds_what_the_enclosing_function_bound_it_to(scan):
+    assert reached(scan, """
+        import warp as wp
+        import sim
+
+        def fit(x):
+            solver = sim.Solver(x)
+
+            def loss():
+                with wp.Tape():
+                    solver.step()
+
+            return loss
+    """) == {"integrate"}
+
+
+def test_a_function_s_result_is_what_each_of_its_returns_makes(scan):
+    assert reached(scan, """
+        import warp as wp
+        import sim
+
+        def make_solver(x, fast=False):
+            solver = sim.FastSolver(x) if fast else sim.Solver(x)
+            return solver
+
+        def make_plain(x):
+            return sim.Solver(x)
+
+        def fit(x):
+            plain = make_plain(x)
+            with wp.Tape():
+                plain.step()
+    """) == {"integrate"}
+
+
+def test_a_return_the_scan_cannot_type_leaves_the_result_untyped(scan):
+    assert reached(scan, """
+        import warp as wp
+        import sim
+
+        def make_solver(x, fast=False):
+            solver = sim.FastSolver(x) if fast else sim.Solver(x)
+            return solver
+
+        def fit(x):
+            solver = make_solver(x)
+            with wp.Tape():
+                solver.step()
+    """) == {"integrate", "integrate_fast", "draw"}

@@ -13,7 +13,7 @@ no project code) and the typing helpers that define no methods (`Generic`, `Prot
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .index import AttributeStore, ClassInfo, SourceIndex, TypedCall
 
@@ -38,6 +38,8 @@ class ClassHierarchy:
                     bound.setdefault(name.name, []).append(name.target)
         self.packages = {module.split(".")[0] for module in self.names}
         self.modules = {source.file: source.python_module for source in index.files if source.in_repo}
+        self.returns = {f"{self.modules[c.file]}.{c.function}": (c.returns, c.returns_exact)
+                        for c in index.calls if c.in_repo and c.returns and c.function and c.file in self.modules}
         self.stores: dict[str, list[AttributeStore]] = {}
         for store in index.attribute_stores:
             if store.in_repo:
@@ -60,9 +62,20 @@ class ClassHierarchy:
             classes = [(cls, False)] if cls is not None else None
         else:  # "instance": exactly the class made; "declared": the annotated class or a subclass
             classes = _exactly(self.resolve(call.of), call.kind == "instance")
+            if classes is None and call.kind == "instance":  # `make_solver(model)`: what the function returns
+                classes = self._returned(call.of)
         for attribute in call.attribute.split(".") if call.attribute else []:
             classes = self._attribute_of(classes, attribute)
         return self._on_instances(classes, call.method)
+
+    def _returned(self, function: str) -> list[tuple[Class, bool]] | None:
+        """What the function named `function` (through re-exports) returns, when the scan could say."""
+        found = self._follow(function, frozenset(), lambda name: [name] if name in self.returns else None)
+        if not found or len(found) != 1 or not isinstance(found[0], str):
+            return None
+        classes, exact = self.returns[found[0]]
+        typed = [_exactly(self.resolve(cls), exact) for cls in classes]
+        return None if any(t is None for t in typed) else [c for t in typed if t for c in t]
 
     def _after(self, of: str, method: str) -> list[Scope] | None:
         """`super().method()` in a method of `of`: the next definition along each subclass's MRO."""
@@ -190,21 +203,28 @@ class ClassHierarchy:
 
     # Classes --------------------------------------------------------------------------------------
 
-    def resolve(self, qualified: str, seen: frozenset[str] = frozenset()) -> list[Class] | None:
+    def resolve(self, qualified: str) -> list[Class] | None:
         """The classes a qualified name can stand for, through the modules' re-exports (each import that binds
         the name, star imports included): a library name is itself; None for a repository name that is not a
         class the scan found."""
-        if qualified in self.classes:
-            return [self.classes[qualified]]
-        if qualified in self._resolved:
-            return self._resolved[qualified]
+        if qualified not in self._resolved:
+            self._resolved[qualified] = self._follow(qualified, frozenset(), self._class_named, library=True)
+        return self._resolved[qualified]
+
+    def _class_named(self, qualified: str) -> list[Class] | None:
+        return [self.classes[qualified]] if qualified in self.classes else None
+
+    def _follow(
+        self, qualified: str, seen: frozenset[str], found: Callable[[str], list[Class] | None], library: bool = False
+    ) -> list[Class] | None:
+        """What `found` says of the name, or of what the module binding its last part binds it to (each binding;
+        a star import's module if none). A name outside the repository is itself where `library`."""
+        direct = found(qualified)
+        if direct is not None:
+            return direct
         if qualified in seen or len(seen) > 32:
             return None
-        found = self._resolve(qualified, seen | {qualified})
-        self._resolved[qualified] = found
-        return found
-
-    def _resolve(self, qualified: str, seen: frozenset[str]) -> list[Class] | None:
+        seen = seen | {qualified}
         parts = qualified.split(".")
         for end in range(len(parts) - 1, 0, -1):
             module = ".".join(parts[:end])
@@ -213,13 +233,13 @@ class ClassHierarchy:
             bound, first, rest = self.names[module], parts[end], parts[end + 1 :]
             targets = bound.get(first)
             if targets is None:  # maybe from a star import
-                stars = [self.resolve(".".join([star, first, *rest]), seen) for star in bound.get("*", [])]
-                found = [c for classes in stars if classes for c in classes]
-                return found or None
+                stars = [self._follow(".".join([star, first, *rest]), seen, found, library)
+                         for star in bound.get("*", [])]
+                return [c for classes in stars if classes for c in classes] or None
             if "" in targets:
                 return None
-            return _union_classes(self.resolve(".".join([target, *rest]), seen) for target in targets)
-        return None if parts[0] in self.packages else [qualified]
+            return _union_classes(self._follow(".".join([target, *rest]), seen, found, library) for target in targets)
+        return [qualified] if library and parts[0] not in self.packages else None
 
     def mro(self, cls: ClassInfo) -> list[Class] | None:
         """Python's method resolution order (C3) over the repository's classes; a library base closes its branch.

@@ -221,7 +221,7 @@ class TypedCall:
 
     - "instance": an instance of exactly the class `of` (qualified: `pkg.solver.Solver`), made where the call can
       see it (`Solver(model).step()`, or `solver.step()` after the function's one binding `solver = Solver(model)`;
-      a literal's builtin class);
+      a literal's builtin class); or, where `of` is a function, what it returns (`FunctionCalls.returns`);
     - "declared": a parameter the function never rebinds, annotated with the class `of`: an instance of it or of
       any subclass;
     - "self": `self` in a method of the class `of`: an instance of it or of any subclass;
@@ -271,8 +271,9 @@ class ClassInfo(Located):
 class ModuleName:
     """A name a module binds at its top level (also under `if`/`try`, `if TYPE_CHECKING:` included), as another
     module's `from m import name` or `m.name` reaches it: `target` is the qualified name an import binds it to
-    (`Base` -> `pkg.solver.Solver` for `from .solver import Solver as Base` in `pkg/__init__.py`), the imported
-    module for a star import (`name` "*"), or "" for a name bound otherwise (assigned, defined): not followed."""
+    (`Base` -> `pkg.solver.Solver` for `from .solver import Solver as Base` in `pkg/__init__.py`), a class's or a
+    function's own, the imported module for a star import (`name` "*"), or "" for a name bound otherwise (assigned):
+    not followed."""
 
     name: str
     target: str
@@ -354,6 +355,10 @@ class FunctionCalls(Located):
     # Method calls whose receiver's class the scan knows (`solver.step(...)` after `solver = Solver(model)`): the
     # walk follows each to the method that class's hierarchy runs, not to every function of that name.
     typed: list[TypedCall] = field(default_factory=list)
+    # The classes its result is an instance of, when its return annotation or every `return` says (exactly when
+    # `returns_exact`, made there); empty when that cannot be said.
+    returns: list[str] = field(default_factory=list)
+    returns_exact: bool = False
 
 
 @dataclass(kw_only=True)

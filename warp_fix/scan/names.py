@@ -150,7 +150,7 @@ def _is_bindable(node: ast.AST) -> bool:
 
 def top_level_names(tree: ast.Module, python_module: str, is_package: bool) -> list[ModuleName]:
     """What the module's top level binds, in order, as other modules reach it (see `ModuleName`): imports with the
-    qualified name they bind, classes with their own, every other binding with "" (not followed).
+    qualified name they bind, classes and functions with their own, every other binding with "" (not followed).
 
     >>> names = top_level_names(ast.parse("from .solver import Solver as Base\nclass Sim(Base): pass\nX = 1"),
     ...                         "pkg", True)
@@ -170,10 +170,8 @@ def top_level_names(tree: ast.Module, python_module: str, is_package: bool) -> l
             found += [ModuleName("*", module) if a.name == "*" else ModuleName(a.asname or a.name,
                                                                                 f"{module}{joint}{a.name}")
                       for a in statement.names]
-        elif isinstance(statement, ast.ClassDef):
+        elif isinstance(statement, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             found.append(ModuleName(statement.name, f"{python_module}.{statement.name}"))
-        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-            found.append(ModuleName(statement.name, ""))
         else:
             found += [ModuleName(name, "") for name in _bound_by(statement)]
     return found

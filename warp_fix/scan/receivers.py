@@ -78,6 +78,9 @@ class Receivers:
             return "self", cls, []
         bindings = self._bindings(function).get(node.id, [])
         if not bindings:
+            outer = self._enclosing_binding(node.id, function)
+            if outer is not None:  # a closure's variable, bound once by the function around it
+                return self._receiver(outer, at, self.parsed.innermost_function(outer), cls, depth - 1)
             named = self.qualify(node, at)  # `object.__setattr__(self, ...)`, `Base.reset(self)`
             return ("class", named, []) if named else None
         if len(bindings) != 1:
@@ -89,6 +92,37 @@ class Receivers:
         if isinstance(value, ast.expr) and self.parsed.innermost_function(value) is function:
             return self._receiver(value, at, function, cls, depth - 1)
         return None
+
+    def _enclosing_binding(self, name: str, function: ast.AST) -> ast.expr | None:
+        """The value of the one plain binding of `name` in the nearest enclosing function that binds it."""
+        outer = self.parsed.innermost_function(function)
+        while outer is not None:
+            bindings = self._bindings(outer).get(name, [])
+            if bindings:
+                value = bindings[0] if len(bindings) == 1 else None
+                own = isinstance(value, ast.expr) and self.parsed.innermost_function(value) is outer
+                return value if own else None  # type: ignore[return-value]
+            outer = self.parsed.innermost_function(outer)
+        return None
+
+    def returned(self, function: ast.AST | None) -> tuple[list[str], bool] | None:
+        """The classes a function's result is an instance of, and whether exactly: its return annotation's (or a
+        subclass), else what every one of its `return`s gives (a constructor call, a local bound once to one, an
+        annotated parameter). None when a return gives anything else, or it has none."""
+        if not isinstance(function, _Function):
+            return None
+        declared = self.annotated(function.returns, function) if function.returns is not None else None
+        if declared is not None:
+            return [declared], False
+        returns = self.parsed.own_returns(function)
+        if not returns or any(r.value is None for r in returns):
+            return None
+        cls = self.class_of_method(function)
+        roots = [self._receiver(r.value, r, function, cls, depth=4) for r in returns]  # type: ignore[arg-type]
+        if any(root is None or root[0] not in ("instance", "declared") or root[2] for root in roots):
+            return None
+        return list(dict.fromkeys(root[1] for root in roots if root)), all(root[0] == "instance" for root in roots
+                                                                             if root)
 
     def local_function(self, call: ast.Call) -> str | None:
         """The qualname of the nested function a call by bare name runs, when the enclosing function binds that

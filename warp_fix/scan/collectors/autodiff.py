@@ -184,6 +184,9 @@ class CallCollector(Collector):
                 calls.enclosed_in = self._enclosed_in(function)
             if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and not calls.bound_as:
                 calls.bound_as = self._bound_as().get(id(function), [])
+            returned = self.receivers.returned(function)
+            if returned is not None and not calls.returns:
+                calls.returns, calls.returns_exact = returned
         return found
 
     def _bound_as(self) -> dict[int, list[str]]:
