@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.apply.conftest import fixture_repo, git
 from tests.conftest import FIXTURES, PYTHON
+from warp_fix.apply import build_request, run_apply
+from warp_fix.apply.ledger import DECLINED, KEPT
 from warp_fix.model import CONSENT, SAFE
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
@@ -42,3 +45,18 @@ def test_the_viewer_keeps_its_safe_fix_and_the_solver_is_named_as_differentiated
     (process_wide,) = [f for f in fixes if f.codemod == "config_at_entry"]
     assert process_wide.safety == CONSENT and process_wide.targets == ["sandbox._src.solver"]
     assert "sandbox._src.solver is differentiated by examples/example_diffsim.py:27" in process_wide.description
+
+
+@pytest.mark.slow
+def test_apply_keeps_backward_off_in_the_viewer_and_the_gradient_test_still_passes(tmp_path):
+    """The project's own test differentiates the solver: turning backward off anywhere the tape runs would fail it."""
+    repo = fixture_repo(tmp_path, "typed_receivers")
+    request = build_request(
+        command=[PYTHON, "-m", "examples.example_ball"], cwd=repo, branch="wf/typed", samples=1,
+        only=["unused-backward"], test=f"{PYTHON} -m pytest -q -p no:cacheprovider tests",
+    )
+    entries = run_apply(request).ledger.entries
+    (kept,) = [e for e in entries if e.outcome == KEPT]
+    assert kept.title == "Turn off backward code in sandbox._src.viewer"
+    assert [e.outcome for e in entries if e is not kept] == [DECLINED]  # the process-wide fix needs consent
+    assert git(repo, "diff", "--name-only", "main..wf/typed") == "sandbox/_src/viewer.py"

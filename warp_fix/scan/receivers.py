@@ -31,6 +31,7 @@ class Receivers:
         self.parsed = parsed
         self._top: dict[str, list[str]] | None = None
         self._all: dict[int, dict[str, list[ast.AST]]] | None = None
+        self._chains: dict[int, list[ast.AST]] = {}
 
     @classmethod
     def of(cls, parsed: ParsedFile) -> Receivers:
@@ -240,7 +241,7 @@ class Receivers:
                 found = _binds(node, self.parsed)
                 if not found:
                     continue
-                owners = [a for a in self.parsed.iter_ancestors(node) if isinstance(a, _Function | ast.Lambda)]
+                owners = self._owners(node)
                 if isinstance(node, _Function | ast.Lambda):  # its parameters are its own; its name, its owner's
                     named = 1 if isinstance(node, _Function) else 0
                     for name, binding in found[named:]:
@@ -250,6 +251,16 @@ class Receivers:
                     for name, binding in found:
                         self._all.setdefault(id(owner), {}).setdefault(name, []).append(binding)
         return self._all.get(id(function), {})
+
+    def _owners(self, node: ast.AST) -> list[ast.AST]:
+        """The functions (and lambdas) around `node`, innermost first; each function's own chain found once."""
+        inner = next((a for a in self.parsed.iter_ancestors(node) if isinstance(a, _Function | ast.Lambda)), None)
+        if inner is None:
+            return []
+        chain = self._chains.get(id(inner))
+        if chain is None:
+            chain = self._chains[id(inner)] = [inner, *self._owners(inner)]
+        return chain
 
     def _top_level(self) -> dict[str, list[str]]:
         if self._top is None:
