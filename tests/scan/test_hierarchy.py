@@ -277,3 +277,20 @@ def test_a_return_the_scan_cannot_type_leaves_the_result_untyped(scan):
             with wp.Tape():
                 solver.step()
     """) == {"integrate", "integrate_fast", "draw"}
+
+
+def test_self_in_a_module_function_the_class_binds_is_the_class_s_instance(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver
+
+        def _Fit_run(self):
+            with wp.Tape():
+                self.solver.step()
+
+        class Fit:
+            run = _Fit_run
+
+            def __init__(self, x):
+                self.solver = Solver(x)
+    """) == {"integrate"}

@@ -13,6 +13,7 @@ DIFFERENTIATION = "warp_fix/scan/differentiation.py"
 LOOP_COLLECTOR = "warp_fix/scan/collectors/loops.py"
 GRANULAR_SITES = "warp_fix/mechanisms/granular_modules.py"
 KERNEL_COLLECTOR = "warp_fix/scan/collectors/kernels.py"
+RECEIVERS = "warp_fix/scan/receivers.py"
 
 KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {}
 
@@ -38,6 +39,9 @@ FIXED: dict[tuple[str, str], str] = {
     # written in the class body does; the codemod edits the function's body where it is written
     ("factory_constructor_set", "static-method-as-function"): LOOP_COLLECTOR,
     ("factory_in_loop", "static-method-as-function"): LOOP_COLLECTOR,
+    # `self` in a module function a class binds as its method is that class's instance: `self.solver.step()` is
+    # typed through what the class stores, as in a method written in the class body
+    ("typed_receivers", "static-method-as-function"): RECEIVERS,
 }
 
 

@@ -63,6 +63,7 @@ class ParsedFile:
     _symbols: dict[int, str | None] = field(default_factory=dict, repr=False)
     _bindings: list[ClassBinding] | None = field(default=None, repr=False)
     _top_names: list[ModuleName] | None = field(default=None, repr=False)
+    _name_reads: dict[str, int] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.line_starts = _line_starts(self.text)
@@ -214,6 +215,22 @@ class ParsedFile:
                         self._bindings += [ClassBinding(cls, t.id, function, wrapper)
                                            for t in statement.targets if isinstance(t, ast.Name)]
         return self._bindings
+
+    def bound_method(self, function: ast.AST) -> ClassBinding | None:
+        """A module-scope function as a method: the one plain binding a class of this file makes of it (`apply =
+        _FilterBank_apply`), when the file reads its name nowhere else (a function also called on its own may be
+        passed any first argument; a `staticmethod(f)` binding takes no `self`)."""
+        if not isinstance(function, _Function) or self.parent_of(function) is not self.tree:
+            return None
+        if self._name_reads is None:
+            self._name_reads = {}
+            for node in self.nodes:
+                if isinstance(node, ast.Name):
+                    self._name_reads[node.id] = self._name_reads.get(node.id, 0) + 1
+        bound = [b for b in self.class_bindings() if b.function is function]
+        if len(bound) != 1 or self._name_reads.get(function.name) != 1 or bound[0].wrapper:
+            return None
+        return bound[0]
 
     def top_level_names(self) -> list[ModuleName]:
         """What the module's top level binds (`names.top_level_names`). Found once per file."""

@@ -204,11 +204,15 @@ class Receivers:
         return f"{target}.{rest}" if rest else target
 
     def class_of_method(self, function: ast.AST | None) -> str | None:
-        """The qualified class whose body defines `function`, when the class sits at module scope or in such a
-        class (a class made inside a function is a new class at each call)."""
+        """The qualified class whose body defines `function` (or binds it, `ParsedFile.bound_method`), when the
+        class sits at module scope or in such a class (a class made inside a function is a new class at each
+        call)."""
         if function is None:
             return None
         owner = self.parsed.parent_of(function)
+        bound = self.parsed.bound_method(function)
+        if bound is not None:  # `step = _Tank_step` in the class body: its method
+            owner = bound.cls
         if not isinstance(owner, ast.ClassDef):
             return None
         around = self.parsed.enclosing_definitions(owner)

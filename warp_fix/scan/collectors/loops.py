@@ -35,13 +35,8 @@ def _method_of(parsed: ParsedFile, function: _Function, parent: ast.AST | None) 
     reads its name nowhere else (a function also called on its own may be passed any first argument)."""
     if isinstance(parent, ast.ClassDef):
         return _Method(parent, function.name, function)
-    if parent is not parsed.tree:
-        return None
-    bound = [b for b in parsed.class_bindings() if b.function is function]
-    reads = sum(1 for n in parsed.nodes if isinstance(n, ast.Name) and n.id == function.name)
-    if len(bound) != 1 or reads != 1 or bound[0].wrapper:
-        return None
-    return _Method(bound[0].cls, bound[0].name, function)
+    bound = parsed.bound_method(function)
+    return _Method(bound.cls, bound.name, function) if bound is not None else None
 
 
 def _name(function: _Function, method: _Method | None) -> str:
