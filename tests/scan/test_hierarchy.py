@@ -294,3 +294,19 @@ def test_self_in_a_module_function_the_class_binds_is_the_class_s_instance(scan)
             def __init__(self, x):
                 self.solver = Solver(x)
     """) == {"integrate"}
+
+
+def test_an_attribute_set_by_name_shadows_the_method_and_is_followed_by_name(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver, Viewer
+
+        class Hooked(Solver):
+            def hook(self, x):
+                setattr(self, "step", Viewer(x).step)
+
+        def fit(x):
+            solver = Hooked(x)
+            with wp.Tape():
+                solver.step()
+    """) >= {"draw"}

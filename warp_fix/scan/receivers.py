@@ -32,6 +32,7 @@ class Receivers:
         self._top: dict[str, list[str]] | None = None
         self._all: dict[int, dict[str, list[ast.AST]]] | None = None
         self._chains: dict[int, list[ast.AST]] = {}
+        self._classes: dict[int, str | None] = {}  # per function node, see `class_of_method`
 
     @classmethod
     def of(cls, parsed: ParsedFile) -> Receivers:
@@ -128,8 +129,10 @@ class Receivers:
     def local_function(self, call: ast.Call) -> str | None:
         """The qualname of the nested function a call by bare name runs, when the enclosing function binds that
         name only by its `def` (`make_view(...)` after `def make_view(...):` in the same function)."""
+        if not isinstance(call.func, ast.Name):
+            return None
         function = self.parsed.innermost_function(call)
-        if not isinstance(call.func, ast.Name) or function is None:
+        if function is None:
             return None
         bindings = self._bindings(function).get(call.func.id, [])
         if len(bindings) != 1 or not isinstance(bindings[0], _Function):
@@ -206,9 +209,15 @@ class Receivers:
     def class_of_method(self, function: ast.AST | None) -> str | None:
         """The qualified class whose body defines `function` (or binds it, `ParsedFile.bound_method`), when the
         class sits at module scope or in such a class (a class made inside a function is a new class at each
-        call)."""
+        call). Found once per function."""
         if function is None:
             return None
+        key = id(function)
+        if key not in self._classes:
+            self._classes[key] = self._class_of_method(function)
+        return self._classes[key]
+
+    def _class_of_method(self, function: ast.AST) -> str | None:
         owner = self.parsed.parent_of(function)
         bound = self.parsed.bound_method(function)
         if bound is not None:  # `step = _Tank_step` in the class body: its method

@@ -16,6 +16,9 @@ from .base import Collector
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 _PROPERTIES = frozenset({"property", "cached_property", "functools.cached_property"})
+# the called name's last part -> the call as written that stores an attribute by a name given as a string
+_SETS_ATTRIBUTE = {"setattr": "setattr", "delattr": "delattr", "__setattr__": "object.__setattr__",
+                   "__delattr__": "object.__delattr__"}
 
 
 class ClassCollector(Collector):
@@ -92,12 +95,17 @@ class AttributeStoreCollector(Collector):
                     parent.targets == [node] if isinstance(parent, ast.Assign) else parent.target is node):
                 value, exact = self.receivers.value_class(parent.value, node), made_here(parent.value)
             self._store(node, node.value, node.attr, value, exact)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute) and node.args:
-            name = dotted_name(node.func)
-            if name in ("setattr", "delattr", "object.__setattr__", "object.__delattr__") and len(node.args) >= 2:
-                attribute = node.args[1]
-                if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
-                    self._store(node, node.args[0], attribute.value, None)
+        elif isinstance(node, ast.Call) and len(node.args) >= 2 and self._sets_attribute(node.func):
+            attribute = node.args[1]
+            if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
+                self._store(node, node.args[0], attribute.value, None)
+
+    @staticmethod
+    def _sets_attribute(func: ast.expr) -> bool:
+        """`setattr`, `delattr`, `object.__setattr__`, `object.__delattr__` (the last part first: most calls are
+        none of them)."""
+        last = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        return last in _SETS_ATTRIBUTE and dotted_name(func) == _SETS_ATTRIBUTE[last]
 
     def _store(self, node: ast.AST, target: ast.expr, attribute: str, value: str | None, exact: bool = False) -> None:
         function = self.parsed.innermost_function(node)
