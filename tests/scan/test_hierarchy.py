@@ -310,3 +310,62 @@ def test_an_attribute_set_by_name_shadows_the_method_and_is_followed_by_name(sca
             with wp.Tape():
                 solver.step()
     """) >= {"draw"}
+
+
+def test_an_unannotated_parameter_holds_what_every_call_of_its_function_passes(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver
+
+        class Fit:
+            def __init__(self, x):
+                self.solver = Solver(x)
+
+            def run(self):
+                with wp.Tape():
+                    self.advance(self.solver)
+
+            def advance(self, solver):
+                solver.step()
+    """) == {"integrate"}
+
+
+def test_a_parameter_a_call_elsewhere_fills_otherwise_is_followed_by_name(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver
+
+        class Fit:
+            def __init__(self, x):
+                self.solver = Solver(x)
+
+            def run(self, other):
+                with wp.Tape():
+                    self.advance(self.solver)
+                self.advance(other)
+
+            def advance(self, solver):
+                solver.step()
+    """) == {"integrate", "integrate_fast", "draw"}
+
+
+def test_a_callback_parameter_runs_the_functions_every_call_hands_it(scan):
+    index_files = """
+        import warp as wp
+        from sim.kernels import integrate, draw
+
+        class Fit:
+            def __init__(self, x):
+                self.x = x
+
+            def run(self):
+                def residual(x):
+                    wp.launch(integrate, dim=1, inputs=[x])
+
+                with wp.Tape():
+                    self.for_each(residual)
+
+            def for_each(self, fn):
+                fn(self.x)
+    """
+    assert reached(scan, index_files) == {"integrate"}

@@ -168,7 +168,9 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
                 if any(block.holds(launch.line) for block in blocks):
                     _reach(launch, known, origin, found, unfollowed)
             if (file, function) not in found.blocks_of:
-                unfollowed.update(dict.fromkeys(_dynamic(file, dynamic.get((file, function), [])), (file, function)))
+                handed, unknown = following.dynamic(tape, dynamic.get(tape, []), parameters.get(tape, set()))
+                pending += handed
+                unfollowed.update(dict.fromkeys(unknown, tape))
             found.blocks_of.add((file, function))
         queue = deque(pending)  # breadth first: each scope's hop is on a shortest way from the tape
         while queue:
@@ -185,7 +187,11 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
                     if reached not in found.scopes:  # a scope already walked would be popped and passed over
                         hops.setdefault(reached, hop or by_one)
                         queue.append(reached)
-            unfollowed.update(dict.fromkeys(_dynamic(scope[0], dynamic.get(scope, [])), scope))
+            handed, unknown = following.dynamic(scope, dynamic.get(scope, []), parameters.get(scope, set()))
+            queue.extend(reached for reached in handed if reached not in found.scopes)
+            for reached in handed:
+                hops.setdefault(reached, hop)
+            unfollowed.update(dict.fromkeys(unknown, scope))
         if unfollowed:
             found.unresolved += [f"{call.file}:{call.line}" for call in unfollowed]
             holders = set(unfollowed.values())
@@ -253,6 +259,22 @@ class _Following:
             name = method.split(".")[-1]
             yield from self._named(caller, name, self.by_name(name, caller)) if overriding is None else (
                 (reached, None) for reached in overriding)
+
+    def dynamic(
+        self, caller: Scope, calls: list[str], parameters: set[str]
+    ) -> tuple[list[Scope], list[UnfollowedCall]]:
+        """The scan's records of calls it cannot follow by name: those through a parameter that every call of the
+        function fills with a function of its file (a callback) lead there; the others stay unfollowed."""
+        handed: list[Scope] = []
+        unknown: list[UnfollowedCall] = []
+        for call in _dynamic(caller[0], calls):
+            runs = self.hierarchy.handed(caller[0], caller[1], call.runs) if (
+                caller[1] is not None and call.runs in parameters) else None
+            if runs is None:
+                unknown.append(call)
+            else:
+                handed += runs
+        return handed, unknown
 
     @staticmethod
     def _named(caller: Scope, callee: str, reached: list[Scope]) -> Iterator[tuple[Scope, NameHop | None]]:

@@ -14,11 +14,14 @@ no project code) and the typing helpers that define no methods (`Generic`, `Prot
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
-from .index import AttributeStore, ClassInfo, SourceIndex, TypedCall
+from .index import Argument, AttributeStore, ClassInfo, SourceIndex, TypedCall, ValueType
 
 Scope = tuple[str, str | None]
 Class = ClassInfo | str  # a repository class, or a library class by its qualified name
+Typed = list[tuple[Class, bool]] | None  # classes, each exactly (True) or with its subclasses; None: unknown
+T = TypeVar("T")
 _OBJECT_METHODS = frozenset(dir(object))
 _NO_METHODS = frozenset({"typing.Generic", "typing.Protocol", "typing_extensions.Protocol", "abc.ABC",
                          "builtins.object"})
@@ -40,6 +43,15 @@ class ClassHierarchy:
         self.modules = {source.file: source.python_module for source in index.files if source.in_repo}
         self.returns = {f"{self.modules[c.file]}.{c.function}": (c.returns, c.returns_exact)
                         for c in index.calls if c.in_repo and c.returns and c.function and c.file in self.modules}
+        self.functions = {f"{self.modules[c.file]}.{c.function}": c for c in index.calls
+                          if c.in_repo and c.function and c.file in self.modules}
+        self.passes = {(c.file, c.function): c.passes for c in index.calls if c.passes}
+        self.callers: dict[str, set[Scope]] = {}
+        for c in index.calls:
+            names = [*c.callees, *(m.split(".")[-1] for m in c.methods), *(t.method for t in c.typed),
+                     *(p.name for p in c.passes)]
+            for name in names:
+                self.callers.setdefault(name, set()).add((c.file, c.function))
         self.stores: dict[str, list[AttributeStore]] = {}
         for store in index.attribute_stores:
             if store.in_repo:
@@ -57,18 +69,78 @@ class ClassHierarchy:
             return self._on_class(self.resolve(call.of), call.method)
         if call.kind == "super":
             return self._after(call.of, call.method)
-        if call.kind == "self":
-            cls = self.classes.get(call.of)
-            classes = [(cls, False)] if cls is not None else None
-        else:  # "instance": exactly the class made; "declared": the annotated class or a subclass
-            classes = _exactly(self.resolve(call.of), call.kind == "instance")
-            if classes is None and call.kind == "instance":  # `make_solver(model)`: what the function returns
-                classes = self._returned(call.of)
-        for attribute in call.attribute.split(".") if call.attribute else []:
-            classes = self._attribute_of(classes, attribute)
-        return self._on_instances(classes, call.method)
+        return self._on_instances(self._held(ValueType(call.kind, call.of, call.attribute)), call.method)
 
-    def _returned(self, function: str) -> list[tuple[Class, bool]] | None:
+    def handed(self, file: str, function: str, parameter: str) -> list[Scope] | None:
+        """The functions a call through `parameter` of `function` (a qualname of `file`) can run: what every call
+        of `function` passes there, each a function of that file (`self._for_each(_residual)`)."""
+        passed = self._arguments(f"{self.modules.get(file, '')}.{function}", parameter)
+        if passed is None or any(not argument.function for argument in passed):
+            return None
+        return list(dict.fromkeys((file, argument.function) for argument in passed))
+
+    def _held(self, value: ValueType, seen: frozenset[tuple[str, str]] = frozenset()) -> Typed:
+        """The classes a typed value is an instance of (exactly, or of any subclass), its attributes read."""
+        path = value.attribute.split(".") if value.attribute else []
+        classes: list[tuple[Class, bool]] | None = None
+        if value.kind == "self":
+            cls = self.classes.get(value.of)
+            classes = [(cls, False)] if cls is not None else None
+        elif value.kind == "argument" and path:
+            classes = self._passed(value.of, path.pop(0), seen)
+        elif value.kind in ("instance", "declared"):  # exactly the class made, or the annotated one or a subclass
+            classes = _exactly(self.resolve(value.of), value.kind == "instance")
+            if classes is None and value.kind == "instance":  # `make_solver(model)`: what the function returns
+                classes = self._returned(value.of)
+        for attribute in path:
+            classes = self._attribute_of(classes, attribute)
+        return classes
+
+    def _passed(self, function: str, parameter: str, seen: frozenset[tuple[str, str]]) -> Typed:
+        """The classes every call of `function` passes as `parameter`."""
+        if (function, parameter) in seen:
+            return None
+        passed = self._arguments(function, parameter)
+        if passed is None or any(argument.value is None for argument in passed):
+            return None
+        return _union_classes(self._held(a.value, seen | {(function, parameter)}) for a in passed if a.value)
+
+    def _arguments(self, function: str, parameter: str) -> list[Argument] | None:
+        """What each call of `function` (qualified) passes as `parameter`. Answered only when every call of its
+        name is one the scan recorded in its caller's file (`PassedArguments`) and either runs it, passing the
+        parameter without `*args`, or runs another function: by a bare name bound to it, or through `self` in a
+        class that `function`'s class does not derive from (else an override of it may run)."""
+        record = self.functions.get(function)
+        if record is None or parameter not in record.signature or record.function is None:
+            return None
+        index = record.signature.index(parameter)
+        names = {record.function.split(".")[-1], *(bound.split(".")[-1] for bound in record.bound_as)}
+        found: list[Argument] = []
+        for scope in {scope for name in names for scope in self.callers.get(name, ())}:
+            calls = [p for p in self.passes.get(scope, []) if p.name in names]
+            if not calls:
+                return None  # a call the scan did not record: its arguments are unknown
+            for call in calls:
+                runs = (scope[0], call.function)
+                if runs != (record.file, record.function):
+                    if not call.function or (call.bound and self._may_override(runs, function)):
+                        return None
+                    continue
+                argument = next((a for a in call.arguments
+                                 if a.keyword == parameter or a.position == index - int(call.bound)), None)
+                if call.opaque or argument is None:
+                    return None  # anything, or the parameter's default
+                found.append(argument)
+        return found or None
+
+    def _may_override(self, method: Scope, function: str) -> bool:
+        """`self.<name>()` resolved to `method` may run `function` instead: its class derives from the method's."""
+        file, qualname = method
+        owner = self.classes.get(f"{self.modules.get(file, '')}.{(qualname or '').rsplit('.', 1)[0]}")
+        target = self.classes.get(function.rsplit(".", 1)[0])
+        return owner is None or target is None or target in self._family(owner)
+
+    def _returned(self, function: str) -> Typed:
         """What the function named `function` (through re-exports) returns, when the scan could say."""
         found = self._follow(function, frozenset(), lambda name: [name] if name in self.returns else None)
         if not found or len(found) != 1 or not isinstance(found[0], str):
@@ -318,8 +390,8 @@ def _union(found: Iterable[list[Scope] | None]) -> list[Scope] | None:
     return scopes
 
 
-def _union_classes(found: Iterable[list[Class] | None]) -> list[Class] | None:
-    classes: list[Class] = []
+def _union_classes(found: Iterable[list[T] | None]) -> list[T] | None:
+    classes: list[T] = []
     for part in found:
         if part is None:
             return None

@@ -226,7 +226,9 @@ class TypedCall:
       any subclass;
     - "self": `self` in a method of the class `of`: an instance of it or of any subclass;
     - "super": `super()` in a method of the class `of`: the method after `of` in the instance's class hierarchy;
-    - "class": the class `of` itself (`Base.reset(self)`, `object.__setattr__(self, ...)`): its own lookup.
+    - "class": the class `of` itself (`Base.reset(self)`, `object.__setattr__(self, ...)`): its own lookup;
+    - "argument": an unannotated parameter (the first part of `attribute`) of the function `of` (qualified):
+      what every call of that function passes there (`PassedArguments`).
 
     `attribute`: the attributes read on the way, dotted (`self.model.grid.build()`: "model.grid"), each holding
     what the hierarchy's own methods store there or its class bodies annotate.
@@ -236,6 +238,41 @@ class TypedCall:
     kind: str
     of: str
     attribute: str = ""
+
+
+@dataclass(frozen=True)
+class ValueType:
+    """What a value passed as an argument is, read as a receiver is (`TypedCall`'s kinds, `attribute` the path)."""
+
+    kind: str
+    of: str
+    attribute: str = ""
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument of a call: at `position` among the positional ones, or as `keyword`; `value` when the scan can
+    type it, `function` (a qualname of the call's file) when it names a function of that file (a callback)."""
+
+    position: int | None = None
+    keyword: str | None = None
+    value: ValueType | None = None
+    function: str = ""
+
+
+@dataclass
+class PassedArguments:
+    """A call, by the name `name`, of a function defined in the caller's own file, with what it passes: the walk
+    types a parameter from every call of its function. `function`: the qualname the call runs, "" when the scan
+    cannot tell which; `bound`: called through an attribute (`self.update(...)`: the instance is the first
+    parameter); `opaque`: `*args` or `**kwargs` passed, so any parameter may get anything."""
+
+    name: str
+    line: int
+    function: str = ""
+    bound: bool = False
+    opaque: bool = False
+    arguments: list[Argument] = field(default_factory=list)
 
 
 @dataclass
@@ -359,6 +396,8 @@ class FunctionCalls(Located):
     # `returns_exact`, made there); empty when that cannot be said.
     returns: list[str] = field(default_factory=list)
     returns_exact: bool = False
+    signature: list[str] = field(default_factory=list)  # its positional parameters, in order (`self` first)
+    passes: list[PassedArguments] = field(default_factory=list)  # its calls of functions of its own file
 
 
 @dataclass(kw_only=True)

@@ -186,16 +186,19 @@ class ParsedFile:
     def own_method(self, call: ast.Call) -> str | None:
         """`Sim.advance` for `self.advance(...)` in a method of `Sim` when `Sim` itself defines `advance` (this
         file's, qualified): the call runs that method, not every function of the repository named `advance`."""
-        func = call.func
+        return self.own_method_named(call.func, call)
+
+    def own_method_named(self, func: ast.expr, at: ast.AST) -> str | None:
+        """`own_method` for the expression `self.advance` read at `at` (called there, or handed on)."""
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
             return None
-        method = self.innermost_function(call)
+        method = self.innermost_function(at)
         owner = self.parent_of(method) if method is not None else None
         if not isinstance(owner, ast.ClassDef) or not any(
             isinstance(item, _Function) and item.name == func.attr for item in owner.body
         ):
             return None
-        around = self.function_of(call)
+        around = self.function_of(at)
         return f"{around.rsplit('.', 1)[0]}.{func.attr}" if around and "." in around else None
 
     def class_bindings(self) -> list[ClassBinding]:

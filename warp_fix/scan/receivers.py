@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from .index import TypedCall
+from .index import TypedCall, ValueType
 from .names import dotted_name
 from .parsed import ParsedFile
 
@@ -89,11 +89,46 @@ class Receivers:
             return None
         value = bindings[0]  # the one value the name holds: a parameter, a constructor call, `self.x`
         if isinstance(value, ast.arg):
-            declared = self.declared(value, function)
-            return ("declared", declared, []) if declared else None
+            declared = self.declared(value, function) if value.annotation is not None else None
+            if declared:
+                return "declared", declared, []
+            if value.annotation is None and isinstance(function, _Function) and value in function.args.args:
+                return "argument", self._qualified(function), [value.arg]  # what its callers pass
+            return None
         if isinstance(value, ast.expr) and self.parsed.innermost_function(value) is function:
             return self._receiver(value, at, function, cls, depth - 1)
         return None
+
+    def value_type(self, value: ast.expr, at: ast.AST) -> ValueType | None:
+        """What a value passed at `at` is, as a receiver would be typed (`_receiver`)."""
+        function = self.parsed.innermost_function(at)
+        root = self._receiver(value, at, function, self.class_of_method(function), depth=4)
+        return ValueType(root[0], root[1], ".".join(root[2])) if root is not None else None
+
+    def function_named(self, value: ast.expr, at: ast.AST) -> str:
+        """The qualname (this file) of the function `value` names, a callback handed on: a nested `def` the
+        function binds only so, a module-scope function of the file, `self.method` of the class's own methods."""
+        if isinstance(value, ast.Attribute):
+            return self.parsed.own_method_named(value, at) or ""
+        if not isinstance(value, ast.Name):
+            return ""
+        function = self.parsed.innermost_function(at)
+        while function is not None:
+            bindings = self._bindings(function).get(value.id)
+            if bindings:
+                only = bindings[0] if len(bindings) == 1 else None
+                return self.parsed.function_of(only.body[0]) or "" if isinstance(only, _Function) and \
+                    self.parsed.innermost_function(only) is function else ""
+            function = self.parsed.innermost_function(function)
+        top = self._top_level().get(value.id, [])
+        own = f"{self.parsed.info.python_module}.{value.id}"
+        return value.id if top == [own] and value.id in self._module_functions() else ""
+
+    def _module_functions(self) -> set[str]:
+        return {n.name for n in self.parsed.tree.body if isinstance(n, _Function)}
+
+    def _qualified(self, function: _Function) -> str:
+        return f"{self.parsed.info.python_module}.{self.parsed.function_of(function.body[0])}"
 
     def _enclosing_binding(self, name: str, function: ast.AST) -> ast.expr | None:
         """The value of the one plain binding of `name` in the nearest enclosing function that binds it."""

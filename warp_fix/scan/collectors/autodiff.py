@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..index import FunctionCalls, OverloadCall, TapeBlock, TapeUse
+from ..index import Argument, FunctionCalls, OverloadCall, PassedArguments, TapeBlock, TapeUse
 from ..parsed import argument
 from ..receivers import Receivers
 from .base import Collector
@@ -143,6 +143,7 @@ class CallCollector(Collector):
         self._escaping: dict[int, frozenset[str]] = {}  # per enclosing function node, see `_escaping_names`
         self._bindings: dict[int, list[str]] | None = None  # see `_bound_as`
         self.receivers = Receivers.of(self.parsed)
+        self._defined_names: frozenset[str] | None = None
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)
@@ -152,6 +153,8 @@ class CallCollector(Collector):
         name = _callee(func)
         function = self.parsed.innermost_function(node)
         calls, parameters = self._record_of(node, function)
+        if name is not None and name in self._defined():
+            calls.passes.append(self._passed(node, name))
         if self._into_a_library(func) or self.parsed.launch_kind(node):  # wp.copy(...) runs Warp's code, not every
             return  # project function named `copy`; a launch, through a helper too, is recorded as a launch
         method = self.parsed.own_method(node) or self.receivers.local_function(node)
@@ -171,6 +174,35 @@ class CallCollector(Collector):
         if name not in calls.callees:
             calls.callees.append(name)
 
+    def _passed(self, node: ast.Call, name: str) -> PassedArguments:
+        """What a call of a function of this file passes, each argument typed where the scan can."""
+        target = self.parsed.own_method(node) or self.receivers.function_named(node.func, node)
+        passed = PassedArguments(name, node.lineno, target, bound=isinstance(node.func, ast.Attribute))
+        for position, value in enumerate(node.args):
+            if isinstance(value, ast.Starred):
+                passed.opaque = True
+                break
+            passed.arguments.append(self._argument(value, node, position=position))
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                passed.opaque = True
+            else:
+                passed.arguments.append(self._argument(keyword.value, node, keyword=keyword.arg))
+        return passed
+
+    def _argument(self, value: ast.expr, call: ast.Call, position: int | None = None,
+                  keyword: str | None = None) -> Argument:
+        return Argument(position, keyword, self.receivers.value_type(value, call),
+                        self.receivers.function_named(value, call))
+
+    def _defined(self) -> frozenset[str]:
+        """The names of this file's functions (methods and nested ones too): calls of them are recorded with what
+        they pass."""
+        if self._defined_names is None:
+            self._defined_names = frozenset(n.name for n in self.parsed.nodes
+                                            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+        return self._defined_names
+
     def _record_of(self, node: ast.Call, function: ast.AST | None) -> tuple[FunctionCalls, set[str]]:
         found = self._of_function.get(id(function))
         if found is None:
@@ -179,6 +211,8 @@ class CallCollector(Collector):
             calls = self._calls.get(located["function"])
             if calls is None:
                 calls = self._calls[located["function"]] = FunctionCalls(**located, parameters=sorted(parameters))
+                if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                    calls.signature = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
             found = self._of_function[id(function)] = (calls, parameters)
             if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and calls.enclosed_in is None:
                 calls.enclosed_in = self._enclosed_in(function)
