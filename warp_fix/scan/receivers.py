@@ -1,10 +1,11 @@
 """What a method call's receiver is, where one file says it soundly: the class a name stands for, and the kind
 of receiver (`TypedCall`) the tape walk resolves through the class hierarchy instead of by the method's name.
 
-Only shapes whose class cannot change between the binding and the call are typed: a constructor call written at
-the receiver (`Solver(model).step()`), a local name the function binds once, to a constructor call (`solver =
-Solver(model)`), `self` and `super()` in a method, and `self.<attribute>` (what it holds is decided by the whole
-repository's stores, in the walk). Everything else stays a call by name.
+Only values whose class the code fixes are typed: a constructor call or a literal, a local or a closure's
+variable bound once to one (or to what a function returns), a parameter by its annotation, or, unannotated, by
+what its function's callers pass (`PassedArguments`, decided in the walk), `self` and `super()` in a method (also
+in a module function its class binds as one), a class named directly, and attributes read from any of these (what
+they hold is decided by the class hierarchy's stores, in the walk). Everything else stays a call by name.
 """
 
 from __future__ import annotations
@@ -117,18 +118,21 @@ class Receivers:
             bindings = self._bindings(function).get(value.id)
             if bindings:
                 only = bindings[0] if len(bindings) == 1 else None
-                return self.parsed.function_of(only.body[0]) or "" if isinstance(only, _Function) and \
-                    self.parsed.innermost_function(only) is function else ""
+                own = isinstance(only, _Function) and self.parsed.innermost_function(only) is function
+                return self._qualname(only) if own else ""  # type: ignore[arg-type]
             function = self.parsed.innermost_function(function)
         top = self._top_level().get(value.id, [])
-        own = f"{self.parsed.info.python_module}.{value.id}"
-        return value.id if top == [own] and value.id in self._module_functions() else ""
+        if top != [f"{self.parsed.info.python_module}.{value.id}"]:
+            return ""
+        defined = next((n for n in self.parsed.tree.body if isinstance(n, _Function) and n.name == value.id), None)
+        return self._qualname(defined) if defined is not None else ""
 
-    def _module_functions(self) -> set[str]:
-        return {n.name for n in self.parsed.tree.body if isinstance(n, _Function)}
+    def _qualname(self, function: _Function) -> str:
+        """`function`'s `__qualname__` (`Fit.run.<locals>.residual`)."""
+        return self.parsed.function_of(function.body[0]) or function.name
 
     def _qualified(self, function: _Function) -> str:
-        return f"{self.parsed.info.python_module}.{self.parsed.function_of(function.body[0])}"
+        return f"{self.parsed.info.python_module}.{self._qualname(function)}"
 
     def _enclosing_binding(self, name: str, function: ast.AST) -> ast.expr | None:
         """The value of the one plain binding of `name` in the nearest enclosing function that binds it."""
@@ -162,19 +166,12 @@ class Receivers:
                                                                              if root)
 
     def local_function(self, call: ast.Call) -> str | None:
-        """The qualname of the nested function a call by bare name runs, when the enclosing function binds that
-        name only by its `def` (`make_view(...)` after `def make_view(...):` in the same function)."""
-        if not isinstance(call.func, ast.Name):
+        """The qualname of the nested function a call by bare name runs, when the function around the call (or
+        one around it) binds that name only by its `def` (`make_view(...)` after `def make_view(...):`)."""
+        if not isinstance(call.func, ast.Name) or self.parsed.innermost_function(call) is None:
             return None
-        function = self.parsed.innermost_function(call)
-        if function is None:
-            return None
-        bindings = self._bindings(function).get(call.func.id, [])
-        if len(bindings) != 1 or not isinstance(bindings[0], _Function):
-            return None
-        if self.parsed.innermost_function(bindings[0]) is not function:
-            return None
-        return self.parsed.function_of(bindings[0].body[0]) if bindings[0].body else None
+        named = self.function_named(call.func, call)
+        return named if "<locals>" in named else None
 
     def value_class(self, value: ast.expr | None, at: ast.AST) -> str | None:
         """The class a value is an instance of: a literal's, a constructor call's (exactly: `made_here`), or a
