@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .hierarchy import ClassHierarchy
-from .index import LaunchSite, SourceIndex, TypedCall
+from .index import LaunchSite, SourceIndex, TypedCall, absolute_module_name
 
 Scope = tuple[str, str | None]  # (file, function qualname); None is the file's module scope
 
@@ -331,6 +331,7 @@ class _ImportGraph:
     def __init__(self, index: SourceIndex) -> None:
         self.index = index
         self.files_of = {f.python_module: f.file for f in index.files if f.in_repo}
+        self.modules_of = {f.file: f.python_module for f in index.files}
         self.imported: dict[str, list[str]] = {}  # file -> modules it imports, `pkg.name` for `from pkg import name`
         for site in index.imports:
             if site.kind == "project":
@@ -346,7 +347,8 @@ class _ImportGraph:
         if file not in self._edges:
             found = []
             for written in self.imported.get(file, []):
-                parts = self.index.absolute_module(file, written).split(".")
+                own = self.modules_of.get(file, "")
+                parts = absolute_module_name(written, own, file.endswith("__init__.py")).split(".")
                 modules = (".".join(parts[:n]) for n in range(1, len(parts) + 1))  # its packages first
                 found += [self.files_of[m] for m in modules if m in self.files_of]
             self._edges[file] = found

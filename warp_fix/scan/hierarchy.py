@@ -41,17 +41,10 @@ class ClassHierarchy:
                     bound.setdefault(name.name, []).append(name.target)
         self.packages = {module.split(".")[0] for module in self.names}
         self.modules = {source.file: source.python_module for source in index.files if source.in_repo}
+        self.index = index
         self.returns = {f"{self.modules[c.file]}.{c.function}": (c.returns, c.returns_exact)
-                        for c in index.calls if c.in_repo and c.returns and c.function and c.file in self.modules}
-        self.functions = {f"{self.modules[c.file]}.{c.function}": c for c in index.calls
-                          if c.in_repo and c.function and c.file in self.modules}
-        self.passes = {(c.file, c.function): c.passes for c in index.calls if c.passes}
-        self.callers: dict[str, set[Scope]] = {}
-        for c in index.calls:
-            names = [*c.callees, *(m.split(".")[-1] for m in c.methods), *(t.method for t in c.typed),
-                     *(p.name for p in c.passes)]
-            for name in names:
-                self.callers.setdefault(name, set()).add((c.file, c.function))
+                        for c in index.calls if c.returns and c.function and c.file in self.modules}
+        self._calls: _Calls | None = None  # who calls what with which arguments: only argument flow asks
         self.stores: dict[str, list[AttributeStore]] = {}
         for store in index.attribute_stores:
             if store.in_repo:
@@ -110,14 +103,16 @@ class ClassHierarchy:
         name is one the scan recorded in its caller's file (`PassedArguments`) and either runs it, passing the
         parameter without `*args`, or runs another function: by a bare name bound to it, or through `self` in a
         class that `function`'s class does not derive from (else an override of it may run)."""
-        record = self.functions.get(function)
+        if self._calls is None:
+            self._calls = _Calls(self.index, self.modules)
+        record = self._calls.functions.get(function)
         if record is None or parameter not in record.signature or record.function is None:
             return None
         index = record.signature.index(parameter)
         names = {record.function.split(".")[-1], *(bound.split(".")[-1] for bound in record.bound_as)}
         found: list[Argument] = []
-        for scope in {scope for name in names for scope in self.callers.get(name, ())}:
-            calls = [p for p in self.passes.get(scope, []) if p.name in names]
+        for scope in {scope for name in names for scope in self._calls.callers.get(name, ())}:
+            calls = [p for p in self._calls.passes.get(scope, []) if p.name in names]
             if not calls:
                 return None  # a call the scan did not record: its arguments are unknown
             for call in calls:
@@ -359,6 +354,21 @@ class ClassHierarchy:
     def _maybe_in_unknown(self, name: str) -> bool:
         """A class whose bases the scan cannot name may derive from any class and define `name`."""
         return any(m.name == name for c in self._unknown_bases for m in c.members)
+
+
+class _Calls:
+    """Each function's record by qualified name, the scopes calling each name, and what each scope's calls of its
+    own file's functions pass."""
+
+    def __init__(self, index: SourceIndex, modules: dict[str, str]) -> None:
+        self.functions = {f"{modules[c.file]}.{c.function}": c for c in index.calls if c.function and c.file in modules}
+        self.passes = {(c.file, c.function): c.passes for c in index.calls if c.passes}
+        self.callers: dict[str, set[Scope]] = {}
+        for c in index.calls:
+            names = [*c.callees, *(m.split(".")[-1] for m in c.methods), *(t.method for t in c.typed),
+                     *(p.name for p in c.passes)]
+            for name in names:
+                self.callers.setdefault(name, set()).add((c.file, c.function))
 
 
 def _c3(sequences: list[list[Class]]) -> list[Class] | None:
