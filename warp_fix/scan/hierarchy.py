@@ -96,7 +96,7 @@ class ClassHierarchy:
         passed = self._arguments(function, parameter)
         if passed is None or any(argument.value is None for argument in passed):
             return None
-        return _union_classes(self._held(a.value, seen | {(function, parameter)}) for a in passed if a.value)
+        return _union(self._held(a.value, seen | {(function, parameter)}) for a in passed if a.value)
 
     def _arguments(self, function: str, parameter: str) -> list[Argument] | None:
         """What each call of `function` (qualified) passes as `parameter`. Answered only when every call of its
@@ -305,7 +305,7 @@ class ClassHierarchy:
                 return [c for classes in stars if classes for c in classes] or None
             if "" in targets:
                 return None
-            return _union_classes(self._follow(".".join([target, *rest]), seen, found, library) for target in targets)
+            return _union(self._follow(".".join([target, *rest]), seen, found, library) for target in targets)
         return [qualified] if library and parts[0] not in self.packages else None
 
     def mro(self, cls: ClassInfo) -> list[Class] | None:
@@ -391,22 +391,14 @@ def _c3(sequences: list[list[Class]]) -> list[Class] | None:
     return merged
 
 
-def _union(found: Iterable[list[Scope] | None]) -> list[Scope] | None:
-    scopes: list[Scope] = []
+def _union(found: Iterable[list[T] | None]) -> list[T] | None:
+    """Every part's items once, in order; None when any part is unknown."""
+    items: list[T] = []
     for part in found:
         if part is None:
             return None
-        scopes += [scope for scope in part if scope not in scopes]
-    return scopes
-
-
-def _union_classes(found: Iterable[list[T] | None]) -> list[T] | None:
-    classes: list[T] = []
-    for part in found:
-        if part is None:
-            return None
-        classes += [c for c in part if c not in classes]
-    return classes
+        items += [item for item in part if item not in items]
+    return items
 
 
 def _exactly(classes: list[Class] | None, exact: bool) -> list[tuple[Class, bool]] | None:
