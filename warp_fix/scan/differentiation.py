@@ -5,11 +5,13 @@ same kernels: turning their backward code off per module would break that script
 `wp.Tape()`, `.backward(...)` on a tape, or `wp.launch(..., adjoint=True)`: from a tape, at what its `with`
 blocks launch and call (the whole function when it is recorded otherwise: a tape handed to a helper; the callers
 of a `@contextmanager` whose `with tape:` block yields), follows
-the repository's calls by name (conservatively: `sim.step()` reaches every function named `step`, except a
+the repository's calls: through the receiver's class where the code says it (`solver.step()` after `solver =
+Solver(model)` runs Solver's `step`; a callback parameter runs what every call hands it: `warp_fix.scan.hierarchy`),
+else by name (conservatively: `sim.step()` on an untyped `sim` reaches every function named `step`, except a
 function nested in another that never leaves it as a value, which only code inside that function can name), and
-collects the kernels launched on the way. A launch whose kernel it cannot name, or a call it cannot follow by
-name (a function passed in as a parameter, one picked from a container, `getattr(obj, name)()`), is kept as
-unresolved, per tape: what such a call runs is unknown, but it can only be code of a file that the program holding
+collects the kernels launched on the way. A launch whose kernel it cannot name, or a call it cannot follow (a
+function passed in as a parameter from somewhere the scan cannot see, one picked from a container,
+`getattr(obj, name)()`), is kept as unresolved, per tape: what such a call runs is unknown, but it can only be code of a file that the program holding
 the tape imports, so each unresolved tape carries those files (the import closure of the calls' files and, for a
 call through a parameter, of the files that call its function) and may reach only modules launched there.
 """
