@@ -12,8 +12,9 @@ function nested in another that never leaves it as a value, which only code insi
 collects the kernels launched on the way. A launch whose kernel it cannot name, or a call it cannot follow (a
 function passed in as a parameter from somewhere the scan cannot see, one picked from a container,
 `getattr(obj, name)()`), is kept as unresolved, per tape: what such a call runs is unknown, but it can only be
-code of a file that the program holding the tape imports, so each unresolved tape carries those files (the import closure of the calls' files and, for a
-call through a parameter, of the files that call its function) and may reach only modules launched there.
+code of a file that the program holding the tape imports, so each unresolved tape carries those files (the import
+closure of the calls' files and, for a call through a parameter, of the files that call its function) and may
+reach only modules launched there.
 """
 
 from __future__ import annotations
