@@ -399,21 +399,24 @@ def disagreements(scenario: Scenario, outcome: Outcome) -> list[str]:
         status = outcome.findings.get(slug, {}).get("status", "absent")
         found.append(f"missed diagnosis: {slug} is {status}; expected at {expect.fires[slug].get('evidence', '?')}")
     unmatched = list(outcome.planned)
-    for want in expect.fixes:
+    unmet = []
+    for want in expect.fixes:  # exact matches first: a planned fix another expectation wants is not "wrong" here
+        match = next((fix for fix in unmatched if fix["slug"] == want.slug and _fix_matches(fix, want)), None)
+        if match is None:
+            unmet.append(want)
+        else:
+            unmatched.remove(match)
+    for want in unmet:
         same_slug = [fix for fix in unmatched if fix["slug"] == want.slug]
-        match = next((fix for fix in same_slug if _fix_matches(fix, want)), None)
-        if match is None and same_slug:
+        if same_slug:
             got = same_slug[0]
             found.append(
                 f"wrong fix for {want.slug}: planned {got['codemod'] or 'none'}/{got['safety']} on "
                 f"{', '.join(got['files']) or '-'}; expected {want.codemod}/{want.safety} on {want.target or '-'}"
             )
             unmatched.remove(got)
-        elif match is None:
-            if not _reported_without_edit(outcome, want):
-                found.append(f"missing fix: {want.slug} {want.codemod}/{want.safety} on {want.target or '-'}")
-        else:
-            unmatched.remove(match)
+        elif not _reported_without_edit(outcome, want):
+            found.append(f"missing fix: {want.slug} {want.codemod}/{want.safety} on {want.target or '-'}")
     for fix in unmatched:
         found.append(f"extra fix: {fix['id']} {fix['slug']} {fix['codemod'] or 'none'}/{fix['safety']}")
     wanted = [f for f in expect.fixes if f.safety != "advisory"]

@@ -79,6 +79,15 @@ def test_every_kind_of_disagreement_is_reported():
     assert kinds == ["extra fix", "false diagnosis", "missed diagnosis", "wrong fix for unused-backward"]
 
 
+def test_a_fix_another_expectation_matches_is_not_reported_as_wrong_for_the_first():
+    pendulum = next(s for s in SCENARIOS if s.name == "newton-library-pendulum-cpu")
+    script = "newton/examples/basic/example_basic_pendulum.py"
+    entry = _planned("unused-backward", "config_at_entry", "consent", [script])
+    unique = _planned("unique-on-stable", "drop_unique", "safe", ["newton/_src/geometry/inertia.py"])
+    found = corpus.disagreements(pendulum, _outcome(["unused-backward", "unique-on-stable"], [entry, unique]))
+    assert found == ["missing fix: unused-backward module_options/safe on newton/_src/viewer/kernels.py"]
+
+
 def test_a_kept_commit_on_a_file_the_expectation_does_not_name_is_rejected():
     wave = next(s for s in SCENARIOS if s.name == "warp-example-wave")
     planned = _planned("unused-backward", "module_options", "safe", ["example_wave.py"])
