@@ -369,3 +369,43 @@ def test_a_callback_parameter_runs_the_functions_every_call_hands_it(scan):
                 fn(self.x)
     """
     assert reached(scan, index_files) == {"integrate"}
+
+
+def test_a_builder_s_store_on_the_object_it_makes_counts_for_that_class(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver, Viewer
+
+        class Model:
+            def __init__(self):
+                self.hook = None
+
+        def build(x):
+            m = Model()
+            m.hook = Viewer(x)
+            return m
+
+        def fit(model: Model):
+            with wp.Tape():
+                model.hook.step()
+    """) == {"draw"}  # the builder's Viewer, not only the constructor's None
+
+
+def test_a_store_on_an_object_made_of_a_base_class_leaves_the_subclass_s_attribute_alone(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver
+
+        class Base:
+            def refresh(self, anything):
+                fresh = Base()
+                fresh.solver = anything  # an exact Base, never a Fit
+
+        class Fit(Base):
+            def __init__(self, x):
+                self.solver = Solver(x)
+
+            def run(self):
+                with wp.Tape():
+                    self.solver.step()
+    """) == {"integrate"}

@@ -230,14 +230,15 @@ class ClassHierarchy:
         """The classes `self.<attribute>` can hold: what the hierarchy's own methods store there and the classes
         its class bodies annotate the name with (a dataclass field). Unanswered when they store anything else or
         bind it otherwise in a class body, or when nothing of the hierarchy stores or declares it. Stores by other
-        code on other objects (`spec.solver = name`, a test's `example.solver = fake`) are not counted: the walk
-        cannot type those objects, and takes a class's own methods to decide its attributes (the one assumption
+        code count where the scan types the object (a builder's `m = Model(); m.grid = ...`); on an object it
+        cannot type (`spec.solver = name`, a test's `example.solver = fake`) they are not counted: the walk takes
+        a class's own methods and the code that types its instances to decide its attributes (the one assumption
         typing adds; `docs/mechanisms.md`)."""
         related = self._related(family)
         if related is None:
             return None
         declared = [(m.declared, False) for c in related.values() for m in c.members if m.name == attribute]
-        own = [(s.value, s.exact) for s in self.stores.get(attribute, []) if s.owner in related]
+        own = [(s.value, s.exact) for s in self.stores.get(attribute, []) if self._stores_on(s, family, related)]
         if not (own or declared) or any(value is None for value, _ in [*own, *declared]):
             return None
         found: list[tuple[Class, bool]] = []
@@ -252,7 +253,17 @@ class ClassHierarchy:
         """An instance of `family` may hold an attribute `name` of its own, which a call of `name` would run: the
         hierarchy's methods store it (other code's stores are not counted, as in `_attribute_types`)."""
         related = self._related(family)
-        return related is None or any(s.owner in related for s in self.stores.get(name, []))
+        return related is None or any(self._stores_on(s, family, related) for s in self.stores.get(name, []))
+
+    def _stores_on(self, store: AttributeStore, family: list[ClassInfo], related: dict[str, ClassInfo]) -> bool:
+        """The store can reach an instance of `family`: a method of theirs (`related`: their MROs) stores it on
+        `self`, or other code stores it on an object the scan types as one of them (a builder's `m = Model();
+        m.solver = ...`; a parameter `model: Base` may be one when `Base` is in their MROs)."""
+        if store.owner is not None:
+            return store.owner in related
+        on = self.resolve(store.on) if store.on else None
+        reach = {c.qualified for c in family} if store.on_exact else related
+        return bool(on) and any(isinstance(c, ClassInfo) and c.qualified in reach for c in on or [])
 
     def _intercepts(self, family: list[ClassInfo]) -> bool:
         related = self._related(family)

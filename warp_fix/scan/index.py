@@ -323,6 +323,10 @@ class AttributeStore(Located):
 
     attribute: str
     owner: str | None = None  # qualified class whose method stores it on `self`; None: on another object
+    # for a store on another object the scan can type (`m.solver = ...` after `m = Model()` in a builder): its class,
+    # exactly (`on_exact`: made there) or with its subclasses (a parameter by its annotation)
+    on: str | None = None
+    on_exact: bool = False
     # qualified class the value is an instance of, itself or a subclass (a constructor call, a parameter by its
     # annotation; a literal's builtin type: `builtins.dict`, `builtins.NoneType`); None: anything else
     value: str | None = None

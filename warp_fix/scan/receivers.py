@@ -100,6 +100,15 @@ class Receivers:
             return self._receiver(value, at, function, cls, depth - 1)
         return None
 
+    def object_class(self, target: ast.expr, at: ast.AST) -> tuple[str, bool] | None:
+        """The class of an object other than `self` that code stores an attribute on, when the code says it, and
+        whether exactly (`m` after `m = Model(...)`; a parameter `model: Model` may be a subclass): such a store
+        counts for that class's attributes."""
+        typed = self.value_type(target, at)
+        if typed is None or typed.kind not in ("instance", "declared") or typed.attribute:
+            return None
+        return typed.of, typed.kind == "instance"
+
     def value_type(self, value: ast.expr, at: ast.AST) -> ValueType | None:
         """What a value passed at `at` is, as a receiver would be typed (`_receiver`)."""
         function = self.parsed.innermost_function(at)

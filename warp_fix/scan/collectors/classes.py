@@ -112,9 +112,11 @@ class AttributeStoreCollector(Collector):
         owner = self.receivers.class_of_method(function)
         on_self = (isinstance(target, ast.Name) and isinstance(function, _Function)
                    and self.receivers.self_name(function) == target.id)
+        on = None if on_self else self.receivers.object_class(target, node)
         self.found.attribute_stores.append(AttributeStore(**self.parsed.located(node), attribute=attribute,
                                                           owner=owner if on_self else None, value=value,
-                                                          exact=exact and value is not None))
+                                                          exact=exact and value is not None,
+                                                          on=on[0] if on else None, on_exact=bool(on and on[1])))
 
 
 def _bound_in_body(statement: ast.stmt) -> list[str]:
