@@ -38,6 +38,7 @@ class UnfollowedCall:
     line: int
     text: str  # as written: `getattr(model, method)(...)`, `loss(...)`, `wp.launch(kernel, ...)`
     runs: str = ""  # the expression that is called or launched: `getattr(model, method)`, `loss`, `kernel`
+    launch: bool = False  # a launch of a kernel the scan cannot name (it runs that kernel, no other code)
 
     def __str__(self) -> str:
         return f"{self.text} at {self.file}:{self.line}"
@@ -147,6 +148,7 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
     known = {k.name for k in index.kernels}
     found = Differentiation()
     imports = _ImportGraph(index)
+    handled = _HandledKernels(index)
     unparsed = {f.file for f in index.files if f.in_repo and not f.mentions_warp}
     answered = set(answered)
     seeds = [(t.file, t.function, f"{t.file}:{t.line}", t.blocks, "tape") for t in index.tapes
@@ -207,6 +209,8 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
                      for name in _names_of(holder[1]) for caller in callers.get(name, [])}
             supplying = (named | unparsed) & imports.importers(in_functions) if in_functions else set()
             reach = imports.closure({holder[0] for holder in holders} | supplying)
+            if all(call.launch for call in unfollowed):  # only kernels run: those the program handles as values
+                reach = handled.files(reach)
             found.unresolved_tapes.append(UnresolvedTape(origin, list(unfollowed), reach, kind))
     found.unresolved = list(dict.fromkeys(found.unresolved))  # two tapes of one function reach the same launches
     return found
@@ -228,7 +232,8 @@ def _reach(
             found.by_name[name] = hop
         found.kernels.setdefault(name, origin)
     else:
-        call = UnfollowedCall(launch.file, launch.line, f"wp.{launch.kind}({launch.kernel}, ...)", launch.kernel)
+        call = UnfollowedCall(launch.file, launch.line, f"wp.{launch.kind}({launch.kernel}, ...)", launch.kernel,
+                              launch=True)
         unfollowed[call] = (launch.file, launch.function)
 
 
@@ -321,6 +326,46 @@ def _names_of(qualname: str) -> list[str]:
     if parts[-1] in ("__init__", "__call__") and len(parts) > 1:
         names.append(parts[-2])
     return names
+
+
+class _HandledKernels:
+    """The kernels a launch whose kernel the scan cannot name may launch: those the program handles as values
+    (`ValueRead`: stored, passed, put in a table, through re-exports too, or their whole module read as a value),
+    and those not bound by a `@wp.kernel` at module scope (a factory's, a class body's, `wp.kernel(fn)`'s, a
+    project decorator's), which only reach a launch as values. A kernel only ever launched or called by its name
+    is not one of them."""
+
+    def __init__(self, index: SourceIndex) -> None:
+        self.modules = {f.python_module for f in index.files}
+        self.names: dict[str, dict[str, list[str]]] = {}
+        for file in index.files:
+            for bound in file.names:
+                if bound.target:
+                    self.names.setdefault(file.python_module, {}).setdefault(bound.name, []).append(bound.target)
+        read = {final for value in index.value_reads for final in self._resolved(value.target)}
+        self.kernels = [k for k in index.kernels if k.in_repo and (
+            not k.at_module_scope or k.made_by != "decorator" or k.python_module in read
+            or f"{k.python_module}.{k.name}" in read)]
+
+    def files(self, within: set[str]) -> set[str]:
+        """The files (of `within`) defining such kernels: the modules an unknown launch there may differentiate."""
+        return {k.file for k in self.kernels if k.file in within}
+
+    def _resolved(self, target: str, depth: int = 8) -> set[str]:
+        """What a read name finally stands for: `pkg.step` re-exported by `pkg/__init__.py` from `pkg.kernels` is
+        `pkg.kernels.step` (and itself, in case the scan misreads the re-export)."""
+        found = {target}
+        parts = target.split(".")
+        module = next((".".join(parts[:end]) for end in range(len(parts) - 1, 0, -1)
+                       if ".".join(parts[:end]) in self.modules), None)
+        if module is None or depth <= 0:
+            return found
+        name, rest = parts[len(module.split("."))], parts[len(module.split(".")) + 1:]
+        bound = self.names.get(module, {})
+        for through in [*bound.get(name, []), *(f"{star}.{name}" for star in bound.get("*", []))]:
+            if through != target:
+                found |= self._resolved(".".join([through, *rest]), depth - 1)
+        return found
 
 
 def _adjoint(launch: LaunchSite) -> bool:

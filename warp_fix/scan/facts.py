@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .index import EntryPoint, SourceFile, SourceIndex
+from .index import EntryPoint, SourceFile, SourceIndex, ValueRead
 from .serialization import from_dict
 
 # Parsed files join their items to the index in groups of this many (the batches in which their names were
@@ -24,7 +24,8 @@ ITEM_LISTS = [f.name for f in fields(SourceIndex) if f.name not in _NOT_ITEMS]
 class FileFacts:
     """One file's part of the index.
 
-    `listed`, `entry_points` and `warnings` come from reading the file (a file the prefilter skips has only these);
+    `listed`, `entry_points`, `warnings` and `value_reads` come from reading the file (a file the prefilter skips has
+    only these);
     `parsed` says it was parsed, and then `items` holds what the collectors found (None when they failed, said in
     `collect_warnings`).
     """
@@ -32,6 +33,7 @@ class FileFacts:
     listed: SourceFile | None = None
     entry_points: list[EntryPoint] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    value_reads: list[ValueRead] = field(default_factory=list)
     parsed: bool = False
     items: SourceIndex | None = None
     collect_warnings: list[str] = field(default_factory=list)
@@ -53,6 +55,7 @@ class FactsAssembler:
             self.index.files.append(facts.listed)
         self.index.entry_points += facts.entry_points
         self.index.warnings += facts.warnings
+        self.index.value_reads += facts.value_reads
         if facts.parsed:
             self._batch.append(facts)
             if len(self._batch) >= BATCH_SIZE:

@@ -66,11 +66,18 @@ class ClassHierarchy:
 
     def handed(self, file: str, function: str, parameter: str) -> list[Scope] | None:
         """The functions a call through `parameter` of `function` (a qualname of `file`) can run: what every call
-        of `function` passes there, each a function of that file (`self._for_each(_residual)`)."""
+        of `function` passes there, each a function of that file (`self._for_each(_residual)`) or bound methods the
+        scan types (`evaluate(view.get_positions)`, `Receivers.methods_named`)."""
         passed = self._arguments(f"{self.modules.get(file, '')}.{function}", parameter)
-        if passed is None or any(not argument.function for argument in passed):
+        if passed is None or any(not argument.function and not argument.methods for argument in passed):
             return None
-        return list(dict.fromkeys((file, argument.function) for argument in passed))
+        runs: list[Scope] = [(file, argument.function) for argument in passed if argument.function]
+        for method in (method for argument in passed for method in argument.methods):
+            reached = self.runs(method)
+            if reached is None:
+                return None
+            runs += reached
+        return list(dict.fromkeys(runs))
 
     def _held(self, value: ValueType, seen: frozenset[tuple[str, str]] = frozenset()) -> Typed:
         """The classes a typed value is an instance of (exactly, or of any subclass), its attributes read."""
@@ -102,7 +109,8 @@ class ClassHierarchy:
         """What each call of `function` (qualified) passes as `parameter`. Answered only when every call of its
         name is one the scan recorded in its caller's file (`PassedArguments`) and either runs it, passing the
         parameter without `*args`, or runs another function: by a bare name bound to it, or through `self` in a
-        class that `function`'s class does not derive from (else an override of it may run)."""
+        class that `function`'s class does not derive from (else an override of it may run). A nested function that
+        never leaves the function around it is called only from there."""
         if self._calls is None:
             self._calls = _Calls(self.index, self.modules)
         record = self._calls.functions.get(function)
@@ -111,7 +119,12 @@ class ClassHierarchy:
         index = record.signature.index(parameter)
         names = {record.function.split(".")[-1], *(bound.split(".")[-1] for bound in record.bound_as)}
         found: list[Argument] = []
-        for scope in {scope for name in names for scope in self._calls.callers.get(name, ())}:
+        callers = {scope for name in names for scope in self._calls.callers.get(name, ())}
+        if record.enclosed_in is not None:  # a nested function that never leaves its own: only code there calls it
+            inside = record.enclosed_in
+            callers = {(file, caller) for file, caller in callers if file == record.file and caller is not None
+                       and (caller == inside or caller.startswith(f"{inside}.<locals>."))}
+        for scope in callers:
             calls = [p for p in self._calls.passes.get(scope, []) if p.name in names]
             if not calls:
                 return None  # a call the scan did not record: its arguments are unknown

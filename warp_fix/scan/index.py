@@ -252,12 +252,14 @@ class ValueType:
 @dataclass(frozen=True)
 class Argument:
     """One argument of a call: at `position` among the positional ones, or as `keyword`; `value` when the scan can
-    type it, `function` (a qualname of the call's file) when it names a function of that file (a callback)."""
+    type it, `function` (a qualname of the call's file) when it names a function of that file (a callback),
+    `methods` when it is one of these bound methods (`view.get_positions`, each as the call it makes)."""
 
     position: int | None = None
     keyword: str | None = None
     value: ValueType | None = None
     function: str = ""
+    methods: list[TypedCall] = field(default_factory=list)
 
 
 @dataclass
@@ -331,6 +333,15 @@ class AttributeStore(Located):
     # annotation; a literal's builtin type: `builtins.dict`, `builtins.NoneType`); None: anything else
     value: str | None = None
     exact: bool = False  # the value is made there (a constructor call, a literal): of exactly that class
+
+
+@dataclass(kw_only=True)
+class ValueRead(Located):
+    """A project name a file reads as a value (stores, passes, returns, puts in a container), qualified
+    (`pkg.kernels.gather_2d`), at its first such read in the file; a launch's kernel and a call are not such reads
+    (`warp_fix.scan.collectors.values`)."""
+
+    target: str
 
 
 @dataclass
@@ -493,6 +504,7 @@ class SourceIndex:
     imports: list[ImportSite] = field(default_factory=list)
     classes: list[ClassInfo] = field(default_factory=list)
     attribute_stores: list[AttributeStore] = field(default_factory=list)
+    value_reads: list[ValueRead] = field(default_factory=list)
     entry_points: list[EntryPoint] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     schema_version: int = INDEX_SCHEMA_VERSION

@@ -136,6 +136,68 @@ class Receivers:
         defined = next((n for n in self.parsed.tree.body if isinstance(n, _Function) and n.name == value.id), None)
         return self._qualname(defined) if defined is not None else ""
 
+    def methods_named(self, value: ast.expr, at: ast.AST) -> list[TypedCall]:
+        """The bound methods a value handed on at `at` may be, each as the call it makes when called, where the
+        code says them all: `view.get_positions` with `view` typed, or a loop variable over a literal of those (or
+        over what a function of this file returns, every `return` such a literal), one element per item:
+
+            for getter, setter in ((cloth.get_q, cloth.set_q), (cable.get_q, cable.set_q)):
+                evaluate(getter)   # runs cloth.get_q or cable.get_q
+
+        Empty when any of them is something else."""
+        found = self._methods(value, at, depth=3)
+        return found or []
+
+    def _methods(self, value: ast.expr, at: ast.AST, depth: int) -> list[TypedCall] | None:
+        if depth <= 0:
+            return None
+        if isinstance(value, ast.Attribute):
+            function = self.parsed.innermost_function(at)
+            root = self._receiver(value.value, at, function, self.class_of_method(function), depth=4)
+            if root is None or (root[0] == "class" and root[2]):
+                return None
+            return [TypedCall(value.attr, root[0], root[1], ".".join(root[2]))]
+        if not isinstance(value, ast.Name):
+            return None
+        function = self.parsed.innermost_function(at)
+        bindings = self._bindings(function).get(value.id, []) if function is not None else []
+        loop = self.parsed.parent_of(bindings[0]) if len(bindings) == 1 else None
+        position = None
+        if isinstance(loop, ast.Tuple):  # `for getter, setter in ...`: the name's place in the target
+            position = next(i for i, element in enumerate(loop.elts) if element is bindings[0])
+            loop = self.parsed.parent_of(loop)
+        if not isinstance(loop, ast.For) or self.parsed.innermost_function(loop) is not function:
+            return None
+        found: list[TypedCall] = []
+        for item, where in self._items(loop.iter, loop):
+            if position is not None:
+                if not isinstance(item, ast.Tuple | ast.List) or len(item.elts) <= position:
+                    return None
+                item = item.elts[position]
+            methods = self._methods(item, where, depth - 1)
+            if methods is None:
+                return None
+            found += [m for m in methods if m not in found]
+        return found or None
+
+    def _items(self, iterable: ast.expr, at: ast.AST) -> list[tuple[ast.expr, ast.AST]]:
+        """The items a loop goes over, each with where it is written, when the code lists them all: a literal, or
+        the call of a function of this file whose every `return` is one. Empty otherwise."""
+        if isinstance(iterable, ast.Tuple | ast.List):
+            if any(isinstance(e, ast.Starred) for e in iterable.elts):
+                return []
+            return [(element, element) for element in iterable.elts]
+        if not isinstance(iterable, ast.Call) or not isinstance(iterable.func, ast.Name):
+            return []
+        named = self.function_named(iterable.func, at)
+        definition = next((n for n in self.parsed.nodes if isinstance(n, _Function) and named
+                           and self._qualname(n) == named), None)
+        returns = self.parsed.own_returns(definition) if definition is not None else []
+        if not returns or any(not isinstance(r.value, ast.Tuple | ast.List) for r in returns):
+            return []
+        items = [item for r in returns for item in self._items(r.value, r)]  # type: ignore[arg-type]
+        return items if all(items) else []
+
     def _qualname(self, function: _Function) -> str:
         """`function`'s `__qualname__` (`Fit.run.<locals>.residual`)."""
         return self.parsed.function_of(function.body[0]) or function.name
@@ -283,6 +345,10 @@ class Receivers:
         if not isinstance(function, _Function) or self.self_name(function) != name:
             return False
         return len(self._bindings(function).get(name, [])) == 1
+
+    def names_bound(self, function: ast.AST) -> dict[str, list[ast.AST]]:
+        """Per name `function` (or a function nested in it) binds, what binds it: see `_bindings`."""
+        return self._bindings(function)
 
     def _bindings(self, function: ast.AST) -> dict[str, list[ast.AST]]:
         """Per name the function binds (its parameters, assignments, loop and `with` targets, imports, nested

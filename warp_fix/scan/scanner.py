@@ -23,8 +23,9 @@ from . import files as discovery
 from .collectors import ALL_COLLECTORS
 from .collectors.entry_points import console_scripts, main_guard_line
 from .collectors.kernels import link_selectors
+from .collectors.values import ValueReadCollector
 from .facts import ITEM_LISTS, FactsAssembler, FileFacts
-from .index import EntryPoint, ModuleName, SourceFile, SourceIndex
+from .index import EntryPoint, ModuleName, SourceFile, SourceIndex, ValueRead
 from .kept import KeptIndex
 from .names import NameRequest, NameResolver, dotted_name, resolve_files, top_level_names
 from .parsed import FileInfo, ParsedFile, walk_with_parents
@@ -261,8 +262,10 @@ class RootScanner:
         if self.in_repo or mentions_warp:
             imports = discovery.imported_modules(text) if self.in_repo and not mentions_warp else []
             facts.listed = SourceFile(name, module_name, self.in_repo, mentions_warp, imports)
-            if self.in_repo and not mentions_warp:  # a re-export (`pkg/__init__.py`) may name no Warp at all
-                facts.listed.names = _top_level_names_of(text, module_name, name.endswith("__init__.py"))
+            if self.in_repo and not mentions_warp:  # a re-export (`pkg/__init__.py`) may name no Warp at all,
+                # a registry (`TABLE = {2: gather_2d}`) may read kernels as values
+                info = FileInfo(name, module_name, self.in_repo, self.project_names)
+                facts.listed.names, facts.value_reads = _names_and_reads_of(text, info)
         if self.in_repo:
             facts.entry_points = _unparsed_entry_points(path, name, text, parsed=mentions_warp)
         if not mentions_warp:
@@ -371,12 +374,21 @@ def _unparsed_entry_points(path: Path, name: str, text: str, *, parsed: bool) ->
     return found
 
 
-def _top_level_names_of(text: str, python_module: str, is_package: bool) -> list[ModuleName]:
-    """The top-level names of a file the prefilter skips: a parse of its own, none when it does not parse."""
+def _names_and_reads_of(text: str, info: FileInfo) -> tuple[list[ModuleName], list[ValueRead]]:
+    """The top-level names and value reads of a file the prefilter skips: a parse of its own, none when it does
+    not parse (it names no Warp: nothing resolves to Warp, nothing is a launch)."""
     try:
-        return top_level_names(ast.parse(text), python_module, is_package)
+        tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return []
+        return [], []
+    parsed = ParsedFile(info, text, tree, NameResolver(), *walk_with_parents(tree))
+    found = SourceIndex(root="")
+    reads = ValueReadCollector(parsed, found)
+    for node in parsed.nodes:
+        if type(node) in ValueReadCollector.NODE_TYPES:
+            reads.visit(node)
+    reads.finish()
+    return parsed.top_level_names(), found.value_reads
 
 
 def _warp_aliases(imports: list[ast.Import | ast.ImportFrom]) -> set[str]:

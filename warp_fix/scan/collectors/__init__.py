@@ -13,6 +13,7 @@ from .kernels import KernelCollector
 from .launches import LaunchCollector, PreloadCollector
 from .loops import LoopFactoryCallCollector
 from .options import OptionCallCollector
+from .values import ValueReadCollector
 
 # Order matters only for `finish`: imports must be complete before config writes are placed.
 ALL_COLLECTORS: tuple[type[Collector], ...] = (
@@ -29,6 +30,7 @@ ALL_COLLECTORS: tuple[type[Collector], ...] = (
     CallCollector,
     ClassCollector,
     AttributeStoreCollector,
+    ValueReadCollector,
     MainGuardCollector,
 )
 

@@ -192,8 +192,9 @@ class CallCollector(Collector):
 
     def _argument(self, value: ast.expr, call: ast.Call, position: int | None = None,
                   keyword: str | None = None) -> Argument:
-        return Argument(position, keyword, self.receivers.value_type(value, call),
-                        self.receivers.function_named(value, call))
+        function = self.receivers.function_named(value, call)
+        methods = [] if function else self.receivers.methods_named(value, call)
+        return Argument(position, keyword, self.receivers.value_type(value, call), function, methods)
 
     def _defined(self) -> frozenset[str]:
         """The names of this file's functions (methods and nested ones too): calls of them are recorded with what
