@@ -409,3 +409,64 @@ def test_a_store_on_an_object_made_of_a_base_class_leaves_the_subclass_s_attribu
                 with wp.Tape():
                     self.solver.step()
     """) == {"integrate"}
+
+
+def test_a_loop_variable_over_a_literal_of_bound_methods_runs_those_methods(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import FastSolver, Viewer
+
+        def check_gradients(x):
+            def evaluate(advance):
+                with wp.Tape():
+                    advance()
+
+            solver = FastSolver(x)
+            for advance, name in ((solver.step, "solver"),):
+                evaluate(advance)
+    """) == {"integrate_fast"}  # not Solver.step's, nor Viewer.step's
+
+
+def test_a_loop_over_what_a_helper_returns_runs_the_methods_it_lists(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import Solver
+
+        def _steppers(x):
+            plain = Solver(x)
+            return ((plain.step, "plain"),)
+
+        def check_gradients(x):
+            def evaluate(advance):
+                with wp.Tape():
+                    advance()
+
+            for advance, _ in _steppers(x):
+                evaluate(advance)
+    """, **{"scripts/other.py": OTHER_EVALUATE}) == {"integrate"}
+
+
+OTHER_EVALUATE = """
+    import warp as wp
+
+    def report(metric):
+        return metric.evaluate()  # some `evaluate`, never the one nested in check_gradients
+"""
+
+
+def test_a_loop_over_anything_else_leaves_the_call_unfollowed(scan):
+    index = scan({"sim/__init__.py": "", "sim/kernels.py": KERNELS, "sim/solvers.py": SOLVERS,
+                  "scripts/fit.py": """
+        import warp as wp
+        from sim.solvers import Solver
+
+        def check_gradients(x, extra):
+            def evaluate(advance):
+                with wp.Tape():
+                    advance()
+
+            for advance in [Solver(x).step, *extra]:
+                evaluate(advance)
+    """})
+    found = differentiated_kernels(index)
+    assert found.kernels == {} and [str(c.text) for t in found.unresolved_tapes for c in t.calls] == ["advance(...)"]

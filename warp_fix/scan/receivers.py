@@ -403,6 +403,10 @@ def _binds(node: ast.AST, parsed: ParsedFile) -> list[tuple[str, ast.AST]]:
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
         parent = parsed.parent_of(node)
         plain = isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is node
+        if not plain and isinstance(parent, ast.Tuple | ast.List):  # `grid, view = Grid(5), FieldView([1])`
+            element = _unpacked(parent, parsed)
+            if element is not None:
+                return [(node.id, element[parent.elts.index(node)])]
         return [(node.id, parent.value if plain else node)]  # type: ignore[union-attr]
     if isinstance(node, _Function):
         return [(node.name, node), *((a.arg, a) for a in _parameters(node))]
@@ -421,6 +425,20 @@ def _binds(node: ast.AST, parsed: ParsedFile) -> list[tuple[str, ast.AST]]:
     if isinstance(node, ast.MatchMapping) and node.rest:
         return [(node.rest, node)]
     return []
+
+
+def _unpacked(target: ast.Tuple | ast.List, parsed: ParsedFile) -> list[ast.expr] | None:
+    """The values a plain assignment unpacks into `target`'s names one by one: a literal of as many items, none
+    starred, on either side."""
+    assignment = parsed.parent_of(target)
+    if not (isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 and assignment.targets[0] is target):
+        return None
+    value = assignment.value
+    if not isinstance(value, ast.Tuple | ast.List) or len(value.elts) != len(target.elts):
+        return None
+    if any(isinstance(e, ast.Starred) for e in (*value.elts, *target.elts)):
+        return None
+    return value.elts
 
 
 def _parameters(function: _Function | ast.Lambda) -> list[ast.arg]:

@@ -132,7 +132,7 @@ class CallCollector(Collector):
     `warp_fix.scan.differentiation`.
     """
 
-    NODE_TYPES = (ast.Call,)
+    NODE_TYPES = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -146,9 +146,12 @@ class CallCollector(Collector):
         self._defined_names: frozenset[str] | None = None
 
     def visit(self, node: ast.AST) -> None:
-        assert isinstance(node, ast.Call)
         if not self.parsed.info.in_repo:
             return
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):  # one that calls nothing has a signature too
+            self._record_of(node.body[0], node)
+            return
+        assert isinstance(node, ast.Call)
         func = node.func
         name = _callee(func)
         function = self.parsed.innermost_function(node)
