@@ -33,10 +33,16 @@ class ValueReadCollector(Collector):
         super().__init__(*args, **kwargs)
         self._read: dict[str, ast.AST] = {}
         self._top: dict[str, list[str]] | None = None
+        self._importing: frozenset[str] | None = None
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Name | ast.Attribute)
-        if not isinstance(node.ctx, ast.Load) or not self._as_value(node):
+        if not isinstance(node.ctx, ast.Load):
+            return
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or not self._may_name_the_project(root.id) or not self._as_value(node):
             return
         dotted = dotted_name(node)
         if dotted is None:
@@ -60,6 +66,25 @@ class ValueReadCollector(Collector):
             call = self.parsed.parent_of(parent)
             return not (isinstance(call, ast.Call) and self.parsed.launch_kind(call))
         return True
+
+    def _may_name_the_project(self, name: str) -> bool:
+        """Only a name an import of the file binds to the project's code (or one a project `*` import may bind, or a
+        module-scope definition) can stand for a project name: the other names (locals, `np`, `wp`) are passed
+        over before anything else is asked of them."""
+        if self._importing is None:
+            project = self.parsed.info.project_names
+            bound: set[str] = set()
+            for statement in self.parsed.nodes:
+                if isinstance(statement, ast.Import | ast.ImportFrom):
+                    for alias in statement.names:
+                        local = alias.asname or alias.name.split(".")[0]
+                        if any(target.split(".", 1)[0] in project for target in self._imported(statement, local)):
+                            bound.add(local)
+            for top, targets in self._top_level().items():
+                if any(target.split(".", 1)[0] in project for target in targets):
+                    bound.add(top)
+            self._importing = frozenset(bound)
+        return name in self._importing or "*" in self._importing
 
     def _targets(self, name: str, at: ast.AST) -> list[str]:
         """What `name` stands for at `at`: the imports that bind it in the nearest function binding it (a local
