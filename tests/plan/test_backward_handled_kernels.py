@@ -1,7 +1,8 @@
 """unused-backward when the repository's tapes launch kernels held as values (fixture handled_kernels): the
-solver's tape launches `self._step_kernel`, the view's tape a kernel from a table. Neither launch names its kernel,
-but each can only run a kernel the program handled as a value, and the viewer's kernel never is one: the viewer
-keeps its safe fix, and the solver's module is withheld with the launch that could not be followed."""
+solver's tape launches `self._step_kernel`, which the solver's constructor stores from two named kernels; the view's
+tape a kernel from a table. The first is followed to those kernels; the second cannot name its kernel, but can only
+run one the program handled as a value, and the viewer's kernel never is one: the viewer keeps its safe fix, and
+the solver's module is named as differentiated by the solver's tape, as a fact."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from tests.apply.conftest import fixture_repo, git
 from tests.conftest import FIXTURES, PYTHON
 from warp_fix.apply import build_request, run_apply
 from warp_fix.apply.ledger import KEPT
-from warp_fix.model import SAFE
+from warp_fix.model import CONSENT, SAFE
 from warp_fix.plan import make_plan
 from warp_fix.probe import measure
 from warp_fix.scan import scan_repository
@@ -20,17 +21,16 @@ from warp_fix.scan.differentiation import differentiated_kernels
 ROOT = FIXTURES / "handled_kernels"
 
 
-def test_each_unfollowed_launch_may_reach_only_modules_whose_kernels_are_handed_on():
+def test_the_attribute_launch_runs_the_stored_kernels_and_the_table_launch_only_handed_on_ones():
     found = differentiated_kernels(scan_repository(ROOT))
-    solver_tape, view_tape = found.unresolved_tapes
-    assert [str(c) for c in solver_tape.calls] == ["wp.launch(self._step_kernel, ...) at heatgrid/_src/solver.py:28"]
-    assert solver_tape.may_reach(["heatgrid/_src/kernels.py"])  # `kernels.diffuse` is read into the attribute
+    assert found.kernels == {"_sum": "tests/test_gradients.py:26", "diffuse": "tests/test_gradients.py:26",
+                             "diffuse_clamped": "tests/test_gradients.py:26"}
     # the view's `getter(...)` runs the bound methods `_accessors(view)` lists: FieldView.get_values, whose launch
     # takes its kernel from a table of the selection module's kernels
+    (view_tape,) = found.unresolved_tapes
     assert [str(c) for c in view_tape.calls] == [
         "wp.launch(_GATHER_KERNELS[field.ndim], ...) at heatgrid/_src/selection.py:31"]
     assert view_tape.files == {"heatgrid/_src/selection.py"}
-    assert not any(tape.may_reach(["heatgrid/_src/viewer.py"]) for tape in found.unresolved_tapes)
     assert not found.reaches("heatgrid/_src/viewer.py")
 
 
@@ -40,15 +40,17 @@ def plan():
     return make_plan(report, ROOT)
 
 
-def test_the_viewer_keeps_its_safe_fix_and_the_solver_is_withheld_with_its_launch(plan):
+def test_the_viewer_keeps_its_safe_fix_and_the_solver_is_named_as_differentiated(plan):
     finding = next(f for f in plan.findings if f.slug == "unused-backward")
     assert finding.status == "fired"
     assert sorted(finding.facts.modules) == ["heatgrid._src.kernels", "heatgrid._src.viewer"]
+    assert finding.facts.differentiated_elsewhere == {"heatgrid._src.kernels": "tests/test_gradients.py:26"}
     fixes = [f for f in plan.fixes if f.slug == "unused-backward" and f.codemod == "module_options"]
     assert [(f.safety, f.args_json()) for f in fixes] == [
         (SAFE, {"file": "heatgrid/_src/viewer.py", "options": {"enable_backward": False}})]
-    said = "\n".join(e.detail for e in finding.evidence)
-    assert "wp.launch(self._step_kernel, ...) at heatgrid/_src/solver.py:28" in said
+    (process_wide,) = [f for f in plan.fixes if f.slug == "unused-backward" and f.codemod == "config_at_entry"]
+    assert process_wide.safety == CONSENT and process_wide.targets == ["heatgrid._src.kernels"]
+    assert "heatgrid._src.kernels is differentiated by tests/test_gradients.py:26" in process_wide.description
 
 
 @pytest.mark.slow

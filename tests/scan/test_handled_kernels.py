@@ -58,15 +58,18 @@ FIT = """
 """
 
 
-def test_a_kernel_stored_on_self_is_what_an_attribute_launch_may_run(scan):
+def test_a_kernel_a_helper_returns_is_what_an_attribute_launch_may_run(scan):
     assert reach(scan, """
         import warp as wp
         from sim.kernels import integrate, integrate_fast
 
+        def _pick(fast):
+            return integrate_fast if fast else integrate
+
         class Solver:
             def __init__(self, x, fast=False):
                 self.x = x
-                self.kernel = integrate_fast if fast else integrate
+                self.kernel = _pick(fast)  # not a name: the launch of self.kernel stays unfollowed
 
             def step(self):
                 wp.launch(self.kernel, dim=1, inputs=[self.x])
@@ -109,9 +112,9 @@ def test_a_kernel_read_through_a_package_re_export_is_the_defining_module_s(scan
         import sim
 
         class Solver:
-            def __init__(self, x):
+            def __init__(self, x, name):
                 self.x = x
-                self.kernel = sim.integrate  # sim/__init__.py re-exports it from sim.kernels
+                self.kernel = {"plain": sim.integrate}[name]  # sim/__init__.py re-exports it from sim.kernels
 
             def step(self):
                 wp.launch(self.kernel, dim=1, inputs=[self.x])
@@ -130,6 +133,20 @@ def test_a_module_handed_on_as_a_value_hands_on_every_kernel_it_defines(scan):
             def step(self):
                 wp.launch(getattr(drawing, self.name), dim=1, inputs=[self.x])
     """) == (False, True)
+
+
+def test_a_package_handed_on_as_a_value_hands_on_its_sub_modules_and_re_exports(scan):
+    assert reach(scan, """
+        import warp as wp
+        import sim
+
+        class Solver:
+            def __init__(self, x, name):
+                self.x, self.name = x, name
+
+            def step(self):
+                wp.launch(getattr(sim, self.name), dim=1, inputs=[self.x])
+    """) == (True, True)
 
 
 def test_a_factory_s_kernel_only_reaches_a_launch_as_a_value(scan):

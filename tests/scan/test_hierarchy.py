@@ -470,3 +470,49 @@ def test_a_loop_over_anything_else_leaves_the_call_unfollowed(scan):
     """})
     found = differentiated_kernels(index)
     assert found.kernels == {} and [str(c.text) for t in found.unresolved_tapes for c in t.calls] == ["advance(...)"]
+
+
+def test_a_launch_of_an_attribute_runs_the_kernels_its_class_stores_there(scan):
+    assert reached(scan, """
+        import warp as wp
+        from sim import kernels
+
+        class Stepper:
+            def __init__(self, x, fast=False):
+                self.x = x
+                self.kernel = kernels.integrate_fast if fast else kernels.integrate
+
+            def step(self):
+                wp.launch(self.kernel, dim=1, inputs=[self.x])
+
+        def fit(x):
+            with wp.Tape():
+                Stepper(x).step()
+    """) == {"integrate", "integrate_fast"}  # never `draw`
+
+
+def test_a_subclass_storing_anything_else_leaves_the_attribute_launch_unfollowed(scan):
+    index = scan({"sim/__init__.py": "", "sim/kernels.py": KERNELS, "scripts/fit.py": """
+        import warp as wp
+        from sim import kernels
+
+        class Stepper:
+            def __init__(self, x):
+                self.x = x
+                self.kernel = kernels.integrate
+
+            def step(self):
+                wp.launch(self.kernel, dim=1, inputs=[self.x])
+
+        class Custom(Stepper):
+            def __init__(self, x, kernel):
+                super().__init__(x)
+                self.kernel = kernel
+
+        def fit(x):
+            with wp.Tape():
+                Stepper(x).step()
+    """})
+    found = differentiated_kernels(index)
+    assert found.kernels == {} and [c.text for t in found.unresolved_tapes for c in t.calls] == [
+        "wp.launch(self.kernel, ...)"]

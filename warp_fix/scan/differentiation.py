@@ -132,7 +132,8 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
     (file, function name) of tapes the measured run itself recorded: what they record is the run's to say (its
     gradient uses), not a walk by name's, so they are not followed here."""
     by_name = _NamedFunctions(index)
-    following = _Following(by_name, ClassHierarchy(index))
+    hierarchy = ClassHierarchy(index)
+    following = _Following(by_name, hierarchy)
     records = {(c.file, c.function): c for c in index.calls}
     callers: dict[str, list[Scope]] = {}
     for calls in index.calls:
@@ -171,7 +172,7 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
                 pending += callers.get(function.split(".")[-1], [])
             for launch in launches.get((file, function), []):
                 if any(block.holds(launch.line) for block in blocks):
-                    _reach(launch, known, origin, found, unfollowed)
+                    _reach(launch, known, hierarchy.kernels_held, origin, found, unfollowed)
             if (file, function) not in found.blocks_of:
                 handed, unknown = following.dynamic(tape, dynamic.get(tape, []), parameters.get(tape, set()))
                 pending += handed
@@ -185,7 +186,7 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
             found.scopes.add(scope)
             hop = hops.get(scope)
             for launch in launches.get(scope, []):
-                _reach(launch, known, origin, found, unfollowed, hop)
+                _reach(launch, known, hierarchy.kernels_held, origin, found, unfollowed, hop)
             record = records.get(scope)
             if record is not None:
                 for reached, by_one in following.calls(scope, record.callees, record.typed, record.methods):
@@ -219,19 +220,21 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
 def _reach(
     launch: LaunchSite,
     known: set[str],
+    held: Callable[[LaunchSite], list[str] | None],
     origin: str,
     found: Differentiation,
     unfollowed: dict[UnfollowedCall, Scope],
     hop: NameHop | None = None,
 ) -> None:
-    """A launch under a tape: its kernel is differentiated, or, when the scan cannot name it, it is unfollowed.
-    `hop`: the call followed by name on the way, if any."""
+    """A launch under a tape: its kernel is differentiated (named, or held in an attribute whose stores name it:
+    `held`), or, when the scan cannot say which, it is unfollowed. `hop`: the call followed by name on the way."""
     name = launch.kernel.split(".")[-1]
-    if name in known:
+    names = [name] if name in known else held(launch) or []
+    for name in names:
         if name not in found.kernels and hop is not None:
             found.by_name[name] = hop
         found.kernels.setdefault(name, origin)
-    else:
+    if not names:
         call = UnfollowedCall(launch.file, launch.line, f"wp.{launch.kind}({launch.kernel}, ...)", launch.kernel,
                               launch=True)
         unfollowed[call] = (launch.file, launch.function)
@@ -330,7 +333,8 @@ def _names_of(qualname: str) -> list[str]:
 
 class _HandledKernels:
     """The kernels a launch whose kernel the scan cannot name may launch: those the program handles as values
-    (`ValueRead`: stored, passed, put in a table, through re-exports too, or their whole module read as a value),
+    (`ValueRead`: stored, passed, put in a table, through re-exports too, or a module read as a value: all of its
+    own, its sub-modules' and what it re-exports),
     and those not bound by a `@wp.kernel` at module scope (a factory's, a class body's, `wp.kernel(fn)`'s, a
     project decorator's), which only reach a launch as values. A kernel only ever launched or called by its name
     is not one of them."""
@@ -343,9 +347,12 @@ class _HandledKernels:
                 if bound.target:
                     self.names.setdefault(file.python_module, {}).setdefault(bound.name, []).append(bound.target)
         read = {final for value in index.value_reads for final in self._resolved(value.target)}
+        handed_modules = read & self.modules  # and with them their sub-modules and what they re-export
+        read |= {final for module in handed_modules for name in self.names.get(module, {})
+                 for final in self._resolved(f"{module}.{name}")}
         self.kernels = [k for k in index.kernels if k.in_repo and (
-            not k.at_module_scope or k.made_by != "decorator" or k.python_module in read
-            or f"{k.python_module}.{k.name}" in read)]
+            not k.at_module_scope or k.made_by != "decorator" or f"{k.python_module}.{k.name}" in read
+            or any(k.python_module == m or k.python_module.startswith(f"{m}.") for m in handed_modules))]
 
     def files(self, within: set[str]) -> set[str]:
         """The files (of `within`) defining such kernels: the modules an unknown launch there may differentiate."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from .index import Argument, AttributeStore, ClassInfo, SourceIndex, TypedCall, ValueType
+from .index import Argument, AttributeStore, ClassInfo, LaunchSite, SourceIndex, TypedCall, ValueType
 
 Scope = tuple[str, str | None]
 Class = ClassInfo | str  # a repository class, or a library class by its qualified name
@@ -53,6 +53,7 @@ class ClassHierarchy:
         self._mro: dict[str, list[Class] | None] = {}
         self._children: dict[str, list[ClassInfo]] | None = None
         self._unknown_bases: list[ClassInfo] = []
+        self._kernels: set[str] | None = None  # qualified names of the repository's module-scope kernels
 
     # What a call runs ------------------------------------------------------------------------------
 
@@ -78,6 +79,35 @@ class ClassHierarchy:
                 return None
             runs += reached
         return list(dict.fromkeys(runs))
+
+    def kernels_held(self, launch: LaunchSite) -> list[str] | None:
+        """The kernels (their names) a launch of `self.<attribute>` can run: what every store of the attribute on
+        an instance of the method's class or a subclass names (`self.kernel = kernels.diffuse_clamped if clamp
+        else kernels.diffuse`), through re-exports. None when that cannot be said: a store of anything else, none
+        at all, a class-body binding, a subclass whose bases the scan cannot name defining it, `__setattr__`."""
+        owner = (launch.function or "").rpartition(".")[0]
+        cls = self.classes.get(f"{self.modules.get(launch.file, '')}.{owner}") if launch.held_in and owner else None
+        family = self._family(cls) if cls is not None else None
+        related = self._related(family) if family is not None else None
+        attribute = launch.held_in
+        if family is None or related is None or self._maybe_in_unknown(attribute) or self._intercepts(family):
+            return None
+        if any(m.name == attribute for c in related.values() for m in c.members):
+            return None
+        stores = [s for s in self.stores.get(attribute, []) if self._stores_on(s, family, related)]
+        if not stores or any(not s.names for s in stores):
+            return None
+        if self._kernels is None:
+            self._kernels = {f"{k.python_module}.{k.name}" for k in self.index.kernels
+                             if k.in_repo and k.at_module_scope}
+        kernels = self._kernels
+        found: list[str] = []
+        for name in dict.fromkeys(n for s in stores for n in s.names):
+            resolved = self._follow(name, frozenset(), lambda q: [q] if q in kernels else None)
+            if not resolved:
+                return None
+            found += [str(q).rsplit(".", 1)[-1] for q in resolved]
+        return list(dict.fromkeys(found))
 
     def _held(self, value: ValueType, seen: frozenset[tuple[str, str]] = frozenset()) -> Typed:
         """The classes a typed value is an instance of (exactly, or of any subclass), its attributes read."""

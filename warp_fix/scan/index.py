@@ -333,6 +333,9 @@ class AttributeStore(Located):
     # annotation; a literal's builtin type: `builtins.dict`, `builtins.NoneType`); None: anything else
     value: str | None = None
     exact: bool = False  # the value is made there (a constructor call, a literal): of exactly that class
+    # the qualified names the value is read from, when it is one of them (`kernels.diffuse_clamped if clamp else
+    # kernels.diffuse`): the kernels a launch of `self.<attribute>` can run; empty for any other value
+    names: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -379,6 +382,7 @@ class LaunchSite(Located):
     block_dim: Value | None = None
     device: Value | None = None
     adjoint: Value | None = None
+    held_in: str = ""  # the kernel is `self.<held_in>`: what the class hierarchy stores there decides it
 
 
 @dataclass(kw_only=True)

@@ -90,11 +90,12 @@ class AttributeStoreCollector(Collector):
             return
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
             parent = self.parsed.parent_of(node)
-            value, exact = None, False
+            value, exact, names = None, False, []
             if isinstance(parent, ast.Assign | ast.AnnAssign) and (
                     parent.targets == [node] if isinstance(parent, ast.Assign) else parent.target is node):
                 value, exact = self.receivers.value_class(parent.value, node), made_here(parent.value)
-            self._store(node, node.value, node.attr, value, exact)
+                names = self._names_read(parent.value, node)
+            self._store(node, node.value, node.attr, value, exact, names)
         elif isinstance(node, ast.Call) and len(node.args) >= 2 and self._sets_attribute(node.func):
             attribute = node.args[1]
             if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
@@ -107,7 +108,21 @@ class AttributeStoreCollector(Collector):
         last = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
         return last in _SETS_ATTRIBUTE and dotted_name(func) == _SETS_ATTRIBUTE[last]
 
-    def _store(self, node: ast.AST, target: ast.expr, attribute: str, value: str | None, exact: bool = False) -> None:
+    def _names_read(self, value: ast.expr | None, at: ast.AST) -> list[str]:
+        """The project names a stored value is, when each of its alternatives (`a if c else b`) is a name the module
+        binds (`kernels.diffuse`, `integrate`); empty otherwise."""
+        alternatives = [value]
+        while any(isinstance(a, ast.IfExp) for a in alternatives):
+            alternatives = [b for a in alternatives for b in ((a.body, a.orelse) if isinstance(a, ast.IfExp) else (a,))]
+        names = [self.receivers.qualify(a, at) if isinstance(a, ast.Name | ast.Attribute) else None
+                 for a in alternatives]
+        project = self.parsed.info.project_names
+        if any(name is None or name.split(".", 1)[0] not in project for name in names):
+            return []
+        return list(dict.fromkeys(names))  # type: ignore[arg-type]
+
+    def _store(self, node: ast.AST, target: ast.expr, attribute: str, value: str | None, exact: bool = False,
+               names: list[str] | None = None) -> None:
         function = self.parsed.innermost_function(node)
         owner = self.receivers.class_of_method(function)
         on_self = (isinstance(target, ast.Name) and isinstance(function, _Function)
@@ -116,7 +131,8 @@ class AttributeStoreCollector(Collector):
         self.found.attribute_stores.append(AttributeStore(**self.parsed.located(node), attribute=attribute,
                                                           owner=owner if on_self else None, value=value,
                                                           exact=exact and value is not None,
-                                                          on=on[0] if on else None, on_exact=bool(on and on[1])))
+                                                          on=on[0] if on else None, on_exact=bool(on and on[1]),
+                                                          names=names or []))
 
 
 def _bound_in_body(statement: ast.stmt) -> list[str]:

@@ -6,6 +6,7 @@ import ast
 
 from ..index import LaunchSite, PreloadCall
 from ..parsed import argument
+from ..receivers import Receivers
 from .base import Collector
 
 # Positions in warp-lang 1.19's signatures; launch_tiled forwards *args to launch.
@@ -37,8 +38,20 @@ class LaunchCollector(Collector):
                 block_dim=value(argument(node, "block_dim", LAUNCH_POSITIONS["block_dim"])),
                 device=value(argument(node, "device", LAUNCH_POSITIONS["device"])),
                 adjoint=value(argument(node, "adjoint", LAUNCH_POSITIONS["adjoint"])),
+                held_in=self._held_in(kernel, node),
             )
         )
+
+    def _held_in(self, kernel: ast.expr | None, at: ast.AST) -> str:
+        """`step_kernel` for `wp.launch(self.step_kernel, ...)` in a method (the instance parameter, never rebound)."""
+        if not (isinstance(kernel, ast.Attribute) and isinstance(kernel.value, ast.Name)):
+            return ""
+        function = self.parsed.innermost_function(at)
+        receivers = Receivers.of(self.parsed)
+        if function is None or receivers.class_of_method(function) is None:
+            return ""
+        own = receivers.self_name(function) == kernel.value.id
+        return kernel.attr if own and len(receivers.names_bound(function).get(kernel.value.id, [])) == 1 else ""
 
 
 class PreloadCollector(Collector):
