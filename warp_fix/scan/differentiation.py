@@ -333,8 +333,8 @@ def _names_of(qualname: str) -> list[str]:
 
 class _HandledKernels:
     """The kernels a launch whose kernel the scan cannot name may launch: those the program handles as values
-    (`ValueRead`: stored, passed, put in a table, through re-exports too, or a module read as a value: all of its
-    own, its sub-modules' and what it re-exports),
+    (`ValueRead`: stored, passed, put in a table, through re-exports too, or a module read as a value: its own and
+    those it re-exports; `getattr` chains through its sub-modules are not followed),
     and those not bound by a `@wp.kernel` at module scope (a factory's, a class body's, `wp.kernel(fn)`'s, a
     project decorator's), which only reach a launch as values. A kernel only ever launched or called by its name
     is not one of them."""
@@ -347,12 +347,12 @@ class _HandledKernels:
                 if bound.target:
                     self.names.setdefault(file.python_module, {}).setdefault(bound.name, []).append(bound.target)
         read = {final for value in index.value_reads for final in self._resolved(value.target)}
-        handed_modules = read & self.modules  # and with them their sub-modules and what they re-export
+        handed_modules = read & self.modules  # and with them what they bind (`getattr(pkg, name)`: a re-export)
         read |= {final for module in handed_modules for name in self.names.get(module, {})
                  for final in self._resolved(f"{module}.{name}")}
         self.kernels = [k for k in index.kernels if k.in_repo and (
-            not k.at_module_scope or k.made_by != "decorator" or f"{k.python_module}.{k.name}" in read
-            or any(k.python_module == m or k.python_module.startswith(f"{m}.") for m in handed_modules))]
+            not k.at_module_scope or k.made_by != "decorator" or k.python_module in handed_modules
+            or f"{k.python_module}.{k.name}" in read)]
 
     def files(self, within: set[str]) -> set[str]:
         """The files (of `within`) defining such kernels: the modules an unknown launch there may differentiate."""
