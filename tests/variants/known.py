@@ -14,6 +14,7 @@ LOOP_COLLECTOR = "warp_fix/scan/collectors/loops.py"
 GRANULAR_SITES = "warp_fix/mechanisms/granular_modules.py"
 KERNEL_COLLECTOR = "warp_fix/scan/collectors/kernels.py"
 RECEIVERS = "warp_fix/scan/receivers.py"
+LAUNCH_COLLECTOR = "warp_fix/scan/collectors/launches.py"
 
 KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {}
 
@@ -42,6 +43,9 @@ FIXED: dict[tuple[str, str], str] = {
     # `self` in a module function a class binds as its method is that class's instance: `self.solver.step()` is
     # typed through what the class stores, as in a method written in the class body
     ("typed_receivers", "static-method-as-function"): RECEIVERS,
+    # `wp.launch(self.kernel, ...)` in a module function a class binds as its method runs what that class stores in
+    # `self.kernel`, as in a method written in the class body (the launch records the class, not the function's name)
+    ("handled_kernels", "static-method-as-function"): LAUNCH_COLLECTOR,
 }
 
 

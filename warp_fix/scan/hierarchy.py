@@ -85,8 +85,7 @@ class ClassHierarchy:
         an instance of the method's class or a subclass names (`self.kernel = kernels.diffuse_clamped if clamp
         else kernels.diffuse`), through re-exports. None when that cannot be said: a store of anything else, none
         at all, a class-body binding, a subclass whose bases the scan cannot name defining it, `__setattr__`."""
-        owner = (launch.function or "").rpartition(".")[0]
-        cls = self.classes.get(f"{self.modules.get(launch.file, '')}.{owner}") if launch.held_in and owner else None
+        cls = self.classes.get(launch.holder) if launch.held_in else None
         family = self._family(cls) if cls is not None else None
         related = self._related(family) if family is not None else None
         attribute = launch.held_in

@@ -383,6 +383,7 @@ class LaunchSite(Located):
     device: Value | None = None
     adjoint: Value | None = None
     held_in: str = ""  # the kernel is `self.<held_in>`: what the class hierarchy stores there decides it
+    holder: str = ""  # the qualified class whose method (written in its body or bound there) launches `self.<held_in>`
 
 
 @dataclass(kw_only=True)

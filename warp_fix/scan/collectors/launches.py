@@ -38,20 +38,23 @@ class LaunchCollector(Collector):
                 block_dim=value(argument(node, "block_dim", LAUNCH_POSITIONS["block_dim"])),
                 device=value(argument(node, "device", LAUNCH_POSITIONS["device"])),
                 adjoint=value(argument(node, "adjoint", LAUNCH_POSITIONS["adjoint"])),
-                held_in=self._held_in(kernel, node),
+                **self._held_in(kernel, node),
             )
         )
 
-    def _held_in(self, kernel: ast.expr | None, at: ast.AST) -> str:
-        """`step_kernel` for `wp.launch(self.step_kernel, ...)` in a method (the instance parameter, never rebound)."""
+    def _held_in(self, kernel: ast.expr | None, at: ast.AST) -> dict[str, str]:
+        """For `wp.launch(self.step_kernel, ...)` in a method (written in the class body or bound there; the instance
+        parameter never rebound): the attribute, `step_kernel`, and the class."""
         if not (isinstance(kernel, ast.Attribute) and isinstance(kernel.value, ast.Name)):
-            return ""
+            return {}
         function = self.parsed.innermost_function(at)
         receivers = Receivers.of(self.parsed)
-        if function is None or receivers.class_of_method(function) is None:
-            return ""
-        own = receivers.self_name(function) == kernel.value.id
-        return kernel.attr if own and len(receivers.names_bound(function).get(kernel.value.id, [])) == 1 else ""
+        holder = receivers.class_of_method(function) if function is not None else None
+        if holder is None or function is None or receivers.self_name(function) != kernel.value.id:
+            return {}
+        if len(receivers.names_bound(function).get(kernel.value.id, [])) != 1:
+            return {}
+        return {"held_in": kernel.attr, "holder": holder}
 
 
 class PreloadCollector(Collector):
