@@ -22,10 +22,10 @@ from __future__ import annotations
 import ast
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .hierarchy import ClassHierarchy
-from .index import LaunchSite, SourceIndex, TypedCall, absolute_module_name
+from .index import FunctionCalls, LaunchSite, SourceIndex, TypedCall, absolute_module_name
 
 Scope = tuple[str, str | None]  # (file, function qualname); None is the file's module scope
 
@@ -133,8 +133,8 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
     gradient uses), not a walk by name's, so they are not followed here."""
     by_name = _NamedFunctions(index)
     hierarchy = ClassHierarchy(index)
-    following = _Following(by_name, hierarchy)
     records = {(c.file, c.function): c for c in index.calls}
+    following = _Following(by_name, hierarchy, records)
     callers: dict[str, list[Scope]] = {}
     for calls in index.calls:
         for callee in [*calls.callees, *(method.split(".")[-1] for method in calls.methods),
@@ -174,7 +174,9 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
                 if any(block.holds(launch.line) for block in blocks):
                     _reach(launch, known, hierarchy.kernels_held, origin, found, unfollowed)
             if (file, function) not in found.blocks_of:
-                handed, unknown = following.dynamic(tape, dynamic.get(tape, []), parameters.get(tape, set()))
+                # only what its blocks call runs under the tape
+                calls = dict.fromkeys(call for block in blocks for call in block.dynamic)
+                handed, unknown = following.dynamic(tape, list(calls))
                 pending += handed
                 unfollowed.update(dict.fromkeys(unknown, tape))
             found.blocks_of.add((file, function))
@@ -193,7 +195,7 @@ def differentiated_kernels(index: SourceIndex, answered: Collection[tuple[str, s
                     if reached not in found.scopes:  # a scope already walked would be popped and passed over
                         hops.setdefault(reached, hop or by_one)
                         queue.append(reached)
-            handed, unknown = following.dynamic(scope, dynamic.get(scope, []), parameters.get(scope, set()))
+            handed, unknown = following.dynamic(scope, dynamic.get(scope, []))
             queue.extend(reached for reached in handed if reached not in found.scopes)
             for reached in handed:
                 hops.setdefault(reached, hop)
@@ -251,9 +253,12 @@ class _Following:
     several functions (None for a call that names its function: through the receiver's class, the caller's own
     class, or a name only one function has)."""
 
-    def __init__(self, by_name: _NamedFunctions, hierarchy: ClassHierarchy) -> None:
+    def __init__(
+        self, by_name: _NamedFunctions, hierarchy: ClassHierarchy, records: dict[Scope, FunctionCalls]
+    ) -> None:
         self.by_name = by_name
         self.hierarchy = hierarchy
+        self.records = records
 
     def calls(
         self, caller: Scope, callees: list[str], typed: list[TypedCall], methods: list[str]
@@ -271,21 +276,41 @@ class _Following:
             yield from self._named(caller, name, self.by_name(name, caller)) if overriding is None else (
                 (reached, None) for reached in overriding)
 
-    def dynamic(
-        self, caller: Scope, calls: list[str], parameters: set[str]
-    ) -> tuple[list[Scope], list[UnfollowedCall]]:
-        """The scan's records of calls it cannot follow by name: those through a parameter that every call of the
-        function fills with a function of its file (a callback) lead there; the others stay unfollowed."""
+    def dynamic(self, caller: Scope, calls: list[str]) -> tuple[list[Scope], list[UnfollowedCall]]:
+        """The scan's records of calls it cannot follow by name: those through a parameter (of the function, or of
+        one it is nested in) that every call of that function fills with functions of its file (callbacks) or
+        Warp's API lead there; the others stay unfollowed. Warp's launch handed on launches a kernel the scan
+        cannot name (an unfollowed launch)."""
         handed: list[Scope] = []
         unknown: list[UnfollowedCall] = []
         for call in _dynamic(caller[0], calls):
-            runs = self.hierarchy.handed(caller[0], caller[1], call.runs) if (
-                caller[1] is not None and call.runs in parameters) else None
-            if runs is None:
+            owner = self._parameter_owner(caller, call.runs)
+            runs = None if owner is None else self.hierarchy.handed(caller[0], owner, call.runs)
+            if owner is None or runs is None:
                 unknown.append(call)
-            else:
-                handed += runs
+                continue
+            handed += runs
+            if self.hierarchy.hands_launch(caller[0], owner, call.runs):
+                unknown.append(replace(call, launch=True))
         return handed, unknown
+
+    def _parameter_owner(self, caller: Scope, name: str) -> str | None:
+        """The function whose parameter `name` is, as `caller` calls it: its own, or for a closure's call of an
+        enclosing function's parameter, the nearest enclosing function that has it."""
+        record = self.records.get(caller)
+        if caller[1] is None or record is None:
+            return None
+        if name in record.parameters:
+            return caller[1]
+        if name not in record.closure_parameters:
+            return None
+        parts = caller[1].split(".<locals>.")
+        for cut in range(len(parts) - 1, 0, -1):
+            outer = ".<locals>.".join(parts[:cut])
+            around = self.records.get((caller[0], outer))
+            if around is not None and name in around.parameters:
+                return outer
+        return None
 
     @staticmethod
     def _named(caller: Scope, callee: str, reached: list[Scope]) -> Iterator[tuple[Scope, NameHop | None]]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from .index import Argument, AttributeStore, ClassInfo, LaunchSite, SourceIndex, TypedCall, ValueType
+from .parsed import LAUNCH_KINDS
 
 Scope = tuple[str, str | None]
 Class = ClassInfo | str  # a repository class, or a library class by its qualified name
@@ -70,7 +71,7 @@ class ClassHierarchy:
         of `function` passes there, each a function of that file (`self._for_each(_residual)`) or bound methods the
         scan types (`evaluate(view.get_positions)`, `Receivers.methods_named`)."""
         passed = self._arguments(f"{self.modules.get(file, '')}.{function}", parameter)
-        if passed is None or any(not argument.function and not argument.methods for argument in passed):
+        if passed is None or any(not (argument.function or argument.methods or argument.warp) for argument in passed):
             return None
         runs: list[Scope] = [(file, argument.function) for argument in passed if argument.function]
         for method in (method for argument in passed for method in argument.methods):
@@ -79,6 +80,12 @@ class ClassHierarchy:
                 return None
             runs += reached
         return list(dict.fromkeys(runs))
+
+    def hands_launch(self, file: str, function: str, parameter: str) -> bool:
+        """Some call of `function` passes Warp's launch as `parameter` (`_replaying(wp.launch, ...)`): a call
+        through it launches a kernel."""
+        passed = self._arguments(f"{self.modules.get(file, '')}.{function}", parameter) or []
+        return any(argument.warp in LAUNCH_KINDS for argument in passed)
 
     def kernels_held(self, launch: LaunchSite) -> list[str] | None:
         """The kernels (their names) a launch of `self.<attribute>` can run: what every store of the attribute on

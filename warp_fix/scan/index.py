@@ -253,13 +253,15 @@ class ValueType:
 class Argument:
     """One argument of a call: at `position` among the positional ones, or as `keyword`; `value` when the scan can
     type it, `function` (a qualname of the call's file) when it names a function of that file (a callback),
-    `methods` when it is one of these bound methods (`view.get_positions`, each as the call it makes)."""
+    `methods` when it is one of these bound methods (`view.get_positions`, each as the call it makes), `warp` when
+    it names a function of Warp's API (`launch` for `wp.launch`): Warp's code, which runs no project function."""
 
     position: int | None = None
     keyword: str | None = None
     value: ValueType | None = None
     function: str = ""
     methods: list[TypedCall] = field(default_factory=list)
+    warp: str = ""
 
 
 @dataclass
@@ -358,6 +360,9 @@ class TapeBlock:
     yields: bool = False
     methods: list[str] = field(default_factory=list)  # its file's own-class methods called on `self` (qualnames)
     typed: list[TypedCall] = field(default_factory=list)  # method calls whose receiver's class the scan knows
+    # its calls the walk cannot follow ("line: text", as `FunctionCalls.dynamic`), in a function nested in the
+    # tape's too (`with tape:` inside a local `def`)
+    dynamic: list[str] = field(default_factory=list)
 
     def holds(self, line: int) -> bool:
         return self.first <= line <= self.last
@@ -399,6 +404,9 @@ class FunctionCalls(Located):
     # picked from a container (`handlers[kind](...)`); "line: text" each. Under a tape they may reach any kernel.
     dynamic: list[str] = field(default_factory=list)
     parameters: list[str] = field(default_factory=list)  # the function's: what a caller can hand a dynamic call
+    # parameters of an enclosing function that it calls (`original(...)` in a closure of `def wrap(original):`):
+    # what the enclosing function's callers hand it
+    closure_parameters: list[str] = field(default_factory=list)
     # Functions of this file a call runs exactly, by qualname: `self.advance(...)` where the enclosing class defines
     # `advance`, `make_view(...)` where the function binds that name only by a nested `def make_view`
     methods: list[str] = field(default_factory=list)

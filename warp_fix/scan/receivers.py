@@ -43,18 +43,18 @@ class Receivers:
             found = parsed.__dict__["_receivers"] = cls(parsed)
         return found
 
-    def typed(self, call: ast.Call) -> TypedCall | None:
-        """The call as a `TypedCall`, when its receiver is one of the shapes above."""
-        func = call.func
+    def typed(self, func: ast.expr, at: ast.AST) -> TypedCall | None:
+        """A call of `func` (`solver.step`, read at `at`) as a `TypedCall`, when its receiver is one of the shapes
+        above."""
         if not isinstance(func, ast.Attribute):
             return None
         receiver, method = func.value, func.attr
-        function = self.parsed.innermost_function(call)
+        function = self.parsed.innermost_function(at)
         cls = self.class_of_method(function)
         if _is_super(receiver):
             plain = not receiver.args and not receiver.keywords  # type: ignore[attr-defined]
             return TypedCall(method, "super", cls) if cls is not None and plain else None
-        root = self._receiver(receiver, call, function, cls, depth=4)
+        root = self._receiver(receiver, at, function, cls, depth=4)
         if root is None:
             return None
         kind, of, path = root
@@ -157,10 +157,24 @@ class Receivers:
             if root is None or (root[0] == "class" and root[2]):
                 return None
             return [TypedCall(value.attr, root[0], root[1], ".".join(root[2]))]
-        if not isinstance(value, ast.Name):
+        items = self.loop_items(value, at) if isinstance(value, ast.Name) else None
+        if not items:
             return None
+        found: list[TypedCall] = []
+        for item, where in items:
+            methods = self._methods(item, where, depth - 1)
+            if methods is None:
+                return None
+            found += [m for m in methods if m not in found]
+        return found or None
+
+    def loop_items(self, name: ast.Name, at: ast.AST) -> list[tuple[ast.expr, ast.AST]] | None:
+        """The values a loop variable takes, each with where it is written, when its function binds it only as
+        the target (or one element of it) of a loop over a literal, or over what a function of this file returns,
+        every `return` such a literal: `for make, label in ((_grid, "a"), (_mesh, "b")):` gives `_grid`, `_mesh`.
+        None for a name bound otherwise."""
         function = self.parsed.innermost_function(at)
-        bindings = self._bindings(function).get(value.id, []) if function is not None else []
+        bindings = self._bindings(function).get(name.id, []) if function is not None else []
         loop = self.parsed.parent_of(bindings[0]) if len(bindings) == 1 else None
         position = None
         if isinstance(loop, ast.Tuple):  # `for getter, setter in ...`: the name's place in the target
@@ -168,16 +182,13 @@ class Receivers:
             loop = self.parsed.parent_of(loop)
         if not isinstance(loop, ast.For) or self.parsed.innermost_function(loop) is not function:
             return None
-        found: list[TypedCall] = []
+        found = []
         for item, where in self._items(loop.iter, loop):
             if position is not None:
                 if not isinstance(item, ast.Tuple | ast.List) or len(item.elts) <= position:
                     return None
                 item = item.elts[position]
-            methods = self._methods(item, where, depth - 1)
-            if methods is None:
-                return None
-            found += [m for m in methods if m not in found]
+            found.append((item, where))
         return found or None
 
     def _items(self, iterable: ast.expr, at: ast.AST) -> list[tuple[ast.expr, ast.AST]]:
@@ -235,14 +246,6 @@ class Receivers:
             return None
         return list(dict.fromkeys(root[1] for root in roots if root)), all(root[0] == "instance" for root in roots
                                                                              if root)
-
-    def local_function(self, call: ast.Call) -> str | None:
-        """The qualname of the nested function a call by bare name runs, when the function around the call (or
-        one around it) binds that name only by its `def` (`make_view(...)` after `def make_view(...):`)."""
-        if not isinstance(call.func, ast.Name) or self.parsed.innermost_function(call) is None:
-            return None
-        named = self.function_named(call.func, call)
-        return named if "<locals>" in named else None
 
     def value_class(self, value: ast.expr | None, at: ast.AST) -> str | None:
         """The class a value is an instance of: a literal's, a constructor call's (exactly: `made_here`), or a
@@ -350,11 +353,16 @@ class Receivers:
         """Per name `function` (or a function nested in it) binds, what binds it: see `_bindings`."""
         return self._bindings(function)
 
+    def module_bindings(self) -> dict[str, list[ast.AST]]:
+        """`names_bound` of the module's own scope (not its functions', lambdas' or class bodies')."""
+        self._bindings(self.parsed.tree)
+        return self._all.get(id(self.parsed.tree), {})  # type: ignore[union-attr]
+
     def _bindings(self, function: ast.AST) -> dict[str, list[ast.AST]]:
         """Per name the function binds (its parameters, assignments, loop and `with` targets, imports, nested
         definitions, `global`/`nonlocal`): the value of a plain `name = value`, else the binding node. Names bound
         in functions nested in it count too (a `nonlocal` there rebinds them). One pass over the file finds every
-        function's."""
+        function's, and the module scope's (keyed by the tree)."""
         if self._all is None:
             self._all = {}
             for node in self.parsed.nodes:
@@ -362,6 +370,8 @@ class Receivers:
                 if not found:
                     continue
                 owners = self._owners(node)
+                if not owners and not any(isinstance(a, ast.ClassDef) for a in self.parsed.iter_ancestors(node)):
+                    owners = [self.parsed.tree]  # the module's own names
                 if isinstance(node, _Function | ast.Lambda):  # its parameters are its own; its name, its owner's
                     named = 1 if isinstance(node, _Function) else 0
                     for name, binding in found[named:]:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
+from typing import TypeVar
 
 from ..index import Argument, FunctionCalls, OverloadCall, PassedArguments, TapeBlock, TapeUse
+from ..names import dotted_name
 from ..parsed import argument
 from ..receivers import Receivers
+from ..targets import CallTargets
 from .base import Collector
+
+T = TypeVar("T")
 
 
 class OverloadCollector(Collector):
@@ -39,7 +45,7 @@ class TapeCollector(Collector):
         super().__init__(*args, **kwargs)
         self._tape_names: set[str] = set()
         self._backward_calls: list[tuple[ast.Call, str]] = []
-        self.receivers = Receivers.of(self.parsed)
+        self.targets = CallTargets.of(self.parsed)
 
     def visit(self, node: ast.AST) -> None:
         assert isinstance(node, ast.Call)
@@ -80,14 +86,12 @@ class TapeCollector(Collector):
                 # Warp's API runs no project code, and a launch (through a helper too) is a launch site
                 calls = [n for n in ast.walk(body) if isinstance(n, ast.Call)
                          and not self.parsed.names_warp(n.func) and not self.parsed.launch_kind(n)]
-                methods = dict.fromkeys(m for n in calls if (m := self.parsed.own_method(n)) is not None)
-                calls = [n for n in calls if self.parsed.own_method(n) is None]
-                typed = [(n, self.receivers.typed(n)) for n in calls]
-                callees = dict.fromkeys(name for n, known in typed if known is None and (name := _callee(n.func)))
+                runs = [self.targets.runs(n) for n in calls]
+                dynamic = [f"{n.lineno}: {self.parsed.source(n.func)}(...)" for n, r in zip(calls, runs) if r.dynamic]
                 yields = any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(body))
                 last = node.body[-1].end_lineno or node.lineno
-                blocks.append(TapeBlock(node.body[0].lineno, last, list(callees), yields, list(methods),
-                                        list(dict.fromkeys(known for _, known in typed if known is not None))))
+                blocks.append(TapeBlock(node.body[0].lineno, last, _each(r.callees for r in runs), yields,
+                                        _each(r.methods for r in runs), _each(r.typed for r in runs), dynamic))
         return blocks
 
     def _entered_in_class(self, call: ast.Call, receiver: str) -> list[tuple[ast.AST, list[TapeBlock]]]:
@@ -143,6 +147,7 @@ class CallCollector(Collector):
         self._escaping: dict[int, frozenset[str]] = {}  # per enclosing function node, see `_escaping_names`
         self._bindings: dict[int, list[str]] | None = None  # see `_bound_as`
         self.receivers = Receivers.of(self.parsed)
+        self.targets = CallTargets.of(self.parsed)
         self._defined_names: frozenset[str] | None = None
 
     def visit(self, node: ast.AST) -> None:
@@ -160,22 +165,14 @@ class CallCollector(Collector):
             calls.passes.append(self._passed(node, name))
         if self._into_a_library(func) or self.parsed.launch_kind(node):  # wp.copy(...) runs Warp's code, not every
             return  # project function named `copy`; a launch, through a helper too, is recorded as a launch
-        method = self.parsed.own_method(node) or self.receivers.local_function(node)
-        if method is not None:
-            if method not in calls.methods:
-                calls.methods.append(method)
-            return
-        if name is None or (isinstance(func, ast.Name) and name in parameters):
-            if isinstance(func, ast.Name | ast.Subscript | ast.Call):
-                calls.dynamic.append(f"{node.lineno}: {self.parsed.source(func)}(...)")
-            return
-        typed = self.receivers.typed(node)
-        if typed is not None:
-            if typed not in calls.typed:
-                calls.typed.append(typed)
-            return
-        if name not in calls.callees:
-            calls.callees.append(name)
+        runs = self.targets.runs(node)
+        if runs.dynamic:
+            calls.dynamic.append(f"{node.lineno}: {self.parsed.source(func)}(...)")
+        if runs.closure_parameter and runs.closure_parameter not in calls.closure_parameters:
+            calls.closure_parameters.append(runs.closure_parameter)
+        calls.methods.extend(method for method in runs.methods if method not in calls.methods)
+        calls.typed.extend(typed for typed in runs.typed if typed not in calls.typed)
+        calls.callees.extend(callee for callee in runs.callees if callee not in calls.callees)
 
     def _passed(self, node: ast.Call, name: str) -> PassedArguments:
         """What a call of a function of this file passes, each argument typed where the scan can."""
@@ -195,6 +192,8 @@ class CallCollector(Collector):
 
     def _argument(self, value: ast.expr, call: ast.Call, position: int | None = None,
                   keyword: str | None = None) -> Argument:
+        if self.parsed.names_warp(value):  # `wp.launch` handed on: Warp's code
+            return Argument(position, keyword, warp=self.parsed.warp_symbol(value) or dotted_name(value) or "warp")
         function = self.receivers.function_named(value, call)
         methods = [] if function else self.receivers.methods_named(value, call)
         return Argument(position, keyword, self.receivers.value_type(value, call), function, methods)
@@ -279,6 +278,11 @@ def _parameters(function: ast.AST | None) -> set[str]:
     names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
     return set(names)
+
+
+def _each(lists: Iterable[list[T]]) -> list[T]:
+    """The items of `lists`, each once, in order."""
+    return list(dict.fromkeys(item for items in lists for item in items))
 
 
 def _callee(func: ast.expr) -> str | None:
