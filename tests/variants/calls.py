@@ -568,3 +568,85 @@ class MethodAsModuleFunction(Transformation):
 def _decorator_attr(decorator: ast.expr) -> str | None:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+
+
+class _MethodsThroughLocals(cst.CSTTransformer):
+    """Rewrites each statement `receiver.method(...)` of a function whose receiver starts at `self`, a parameter or
+    a local of that function, into `bound_<method> = receiver.method` then `bound_<method>(...)`."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = taken
+        self.locals: list[set[str]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = {p.name.value for p in m.findall(node.params, m.Param())}
+        assigned = {t.target.value for t in m.findall(node.body, m.AssignTarget(target=m.Name()))}
+        self.locals.append(params | assigned)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self.locals.pop()
+        return updated_node
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        method = self._bound_method(updated_node)
+        if method is None:
+            return updated_node
+        call = updated_node.body[0].value  # type: ignore[attr-defined]
+        name = f"bound_{method.attr.value}"
+        binding = cst.SimpleStatementLine(
+            [cst.Assign([cst.AssignTarget(cst.Name(name))], method)], leading_lines=updated_node.leading_lines
+        )
+        called = updated_node.with_changes(body=[cst.Expr(call.with_changes(func=cst.Name(name)))], leading_lines=())
+        return cst.FlattenSentinel([binding, called])
+
+    def _bound_method(self, line: cst.SimpleStatementLine) -> cst.Attribute | None:
+        """The `receiver.method` the line calls, where the rewrite keeps what it does."""
+        if not self.locals or len(line.body) != 1 or not m.matches(line.body[0], m.Expr(m.Call(m.Attribute()))):
+            return None
+        func = line.body[0].value.func  # type: ignore[attr-defined]
+        root = func.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name) or root.value not in self.locals[-1] | {"self"}:
+            return None  # a module (`np.sum`, `wp.launch`), a call's result, `super()`
+        if f"bound_{func.attr.value}" in self.taken:
+            return None
+        return func
+
+
+class MethodThroughLocalAlias(Transformation):
+    """A method called as a statement is first bound to a local and called through it, as code that hoists a
+    lookup out of a loop writes it. Python evaluates `receiver.method` before the arguments either way, so the
+    program does the same; only the name the call is written with changes."""
+
+    NAME = "method-through-local-alias"
+    FAMILY = "call structure"
+    DESCRIPTION = (
+        "Each statement `receiver.method(...)` in a function, its receiver rooted at `self`, a parameter or a "
+        "local, becomes `bound_method = receiver.method` then `bound_method(...)`."
+    )
+    NOTHING_TO_REWRITE = "no function calls a method of self, a parameter or a local as a statement"
+    EXAMPLES = (
+        Example(
+            before=(
+                "import numpy as np\n\n\ndef fit(solver, x):\n    solver.step(x)\n    np.save('x', x)\n"
+                "    with tape:\n        solver.model.forward(x, y=1)\n"
+            ),
+            after=(
+                "import numpy as np\n\n\ndef fit(solver, x):\n    bound_step = solver.step\n    bound_step(x)\n"
+                "    np.save('x', x)\n    with tape:\n        bound_forward = solver.model.forward\n"
+                "        bound_forward(x, y=1)\n"
+            ),
+        ),
+        # module scope, a call's result and super() stay
+        Example(
+            before="sim.run()\n\n\ndef go(self):\n    make().run()\n    super().run()\n",
+            after="sim.run()\n\n\ndef go(self):\n    make().run()\n    super().run()\n",
+        ),
+    )
+
+    def rewrite(self, path: str, module: cst.Module, fixture: Fixture) -> cst.Module | None:
+        rewritten = module.visit(_MethodsThroughLocals(names_in(module.code)))
+        return rewritten if rewritten.code != module.code else None

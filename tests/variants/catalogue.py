@@ -7,6 +7,7 @@ from tests.variants.calls import (
     LaunchingFunctionAsStaticMethod,
     LaunchThroughHelper,
     MethodAsModuleFunction,
+    MethodThroughLocalAlias,
 )
 from tests.variants.dispatch import (
     ArgumentAsModuleConstant,
@@ -50,6 +51,7 @@ TRANSFORMATIONS: tuple[Transformation, ...] = (
     LaunchesInTwoHelpers(),
     LaunchingFunctionAsStaticMethod(),
     MethodAsModuleFunction(),
+    MethodThroughLocalAlias(),
     PositionalLaunchArguments(),
     KeywordLaunchArguments(),
     RenamedKernels(),
