@@ -9,12 +9,14 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .index import ModuleName, Value
 from .names import NameResolver, dotted_name, top_level_names
+
+Reading = TypeVar("Reading")
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -64,9 +66,16 @@ class ParsedFile:
     _bindings: list[ClassBinding] | None = field(default=None, repr=False)
     _top_names: list[ModuleName] | None = field(default=None, repr=False)
     _name_reads: dict[str, int] | None = field(default=None, repr=False)
+    _readings: dict[Callable[..., Any], Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.line_starts = _line_starts(self.text)
+
+    def reading(self, make: Callable[[ParsedFile], Reading]) -> Reading:
+        """The file's one `make(self)`: a reading several collectors ask for (`Receivers`) is made once per file."""
+        if make not in self._readings:
+            self._readings[make] = make(self)
+        return self._readings[make]
 
     # Names ---------------------------------------------------------------------------------------
 

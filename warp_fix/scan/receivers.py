@@ -38,10 +38,7 @@ class Receivers:
     @classmethod
     def of(cls, parsed: ParsedFile) -> Receivers:
         """The file's one instance, shared by its collectors (each answer is found once per file)."""
-        found = parsed.__dict__.get("_receivers")
-        if found is None:
-            found = parsed.__dict__["_receivers"] = cls(parsed)
-        return found
+        return parsed.reading(cls)
 
     def typed(self, func: ast.expr, at: ast.AST) -> TypedCall | None:
         """A call of `func` (`solver.step`, read at `at`) as a `TypedCall`, when its receiver is one of the shapes

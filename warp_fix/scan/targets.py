@@ -54,10 +54,8 @@ class CallTargets:
 
     @classmethod
     def of(cls, parsed: ParsedFile) -> CallTargets:
-        found = parsed.__dict__.get("_call_targets")
-        if found is None:
-            found = parsed.__dict__["_call_targets"] = cls(parsed)
-        return found
+        """The file's one instance, shared by its collectors."""
+        return parsed.reading(cls)
 
     def runs(self, call: ast.Call) -> CallTarget:
         """What `call` runs (a launch and Warp's own API run no project function: ask `launch_kind` first)."""
