@@ -4,9 +4,15 @@ could not follow. It never loses the call (`warp_fix/scan/targets.py`)."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from warp_fix.scan.differentiation import differentiated_kernels
+from warp_fix.scan.names import NameResolver
+from warp_fix.scan.parsed import FileInfo, ParsedFile, walk_with_parents
+from warp_fix.scan.receivers import Receivers
+from warp_fix.scan.targets import CallTargets
 
 MODEL = """
     import warp as wp
@@ -104,3 +110,15 @@ def test_a_closure_calling_warps_launch_handed_to_its_factory_launches_a_kernel_
     (tape,) = found.unresolved_tapes
     assert [(call.text, call.launch) for call in tape.calls] == [("launcher(...)", True)]
     assert tape.may_reach(["beams/model.py"]) and not tape.may_reach(["beams/render.py"])
+
+
+def _parsed(text: str) -> ParsedFile:
+    tree = ast.parse(text)
+    return ParsedFile(FileInfo("m.py", "m", in_repo=True), text, tree, NameResolver(), *walk_with_parents(tree))
+
+
+def test_a_file_makes_each_reading_once_and_shares_it_between_collectors():
+    parsed, other = _parsed("go = print\ngo(1)\n"), _parsed("go = print\ngo(1)\n")
+    assert CallTargets.of(parsed) is CallTargets.of(parsed)
+    assert CallTargets.of(parsed).receivers is Receivers.of(parsed)  # the targets read receivers through the same one
+    assert CallTargets.of(other) is not CallTargets.of(parsed)
